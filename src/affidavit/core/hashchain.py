@@ -1,0 +1,47 @@
+"""Hash chains: the tamper-evident spine shared by the vault audit log and the proxy audit log.
+
+Each link stores ``prev`` (the previous link's hash, or :data:`GENESIS`) and its ``hash`` is
+SHA-256 over ``prev`` and the canonical JSON of the entry body. Changing, removing or
+reordering any entry breaks every later link; truncating the tail is caught only by comparing
+the last hash with a head anchored elsewhere (the vault keeps it in its key-protected header).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from affidavit.core.canonical import canonical_json
+
+GENESIS = "0" * 64
+
+
+def link_hash(prev: str, body: Mapping[str, Any]) -> str:
+    """The hash of a link whose predecessor hashed to ``prev``."""
+    h = hashlib.sha256()
+    h.update(prev.encode("ascii"))
+    h.update(b"\n")
+    h.update(canonical_json(dict(body)))
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainBreak:
+    """Where a chain stopped verifying, and why."""
+
+    index: int
+    reason: str
+
+
+def first_break(links: Iterable[tuple[str, str, Mapping[str, Any]]]) -> ChainBreak | None:
+    """Walk ``(prev, hash, body)`` triples in order; return the first broken link, if any."""
+    expected_prev = GENESIS
+    for index, (prev, stored_hash, body) in enumerate(links):
+        if prev != expected_prev:
+            return ChainBreak(index, "does not point at the previous entry")
+        if link_hash(prev, body) != stored_hash:
+            return ChainBreak(index, "content does not match its hash")
+        expected_prev = stored_hash
+    return None

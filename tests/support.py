@@ -1,0 +1,75 @@
+"""Helpers every test module shares: run the real CLI, start real MCP servers over stdio.
+
+Subprocesses run ``python -m affidavit`` with the offline guard on and with ``HOME`` and
+``AFFIDAVIT_HOME`` pointed at the test's temporary directory, so no test touches the real home.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+PYTHON = sys.executable
+
+
+def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a CLI subprocess rooted in ``home`` (a temporary directory)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("AFFIDAVIT_") and k not in {"PYTEST_CURRENT_TEST"}
+    }
+    env.update(
+        {
+            "HOME": str(home),
+            "AFFIDAVIT_HOME": str(home / ".affidavit"),
+            "AFFIDAVIT_ASSERT_OFFLINE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_cli(
+    args: Sequence[str],
+    home: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    input: str | bytes | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``affidavit ARGS`` as a real process; return it with text stdout/stderr."""
+    if isinstance(input, bytes):
+        input = input.decode("utf-8")
+    return subprocess.run(
+        [PYTHON, "-m", "affidavit", *args],
+        env=cli_env(home, env),
+        input=input,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def stdio_server(
+    args: Sequence[str], home: Path, *, env: Mapping[str, str] | None = None
+) -> StdioServerParameters:
+    """Parameters for the official MCP client to launch ``affidavit ARGS`` over stdio."""
+    return StdioServerParameters(command=PYTHON, args=["-m", "affidavit", *args], env=cli_env(home, env))
+
+
+def mcp_client(
+    args: Sequence[str], home: Path, *, env: Mapping[str, str] | None = None, **client_options: object
+) -> Client:
+    """An official ``mcp.Client`` for ``affidavit ARGS``; use as ``async with``."""
+    return Client(stdio_server(args, home, env=env), **client_options)  # type: ignore[arg-type]
