@@ -15,6 +15,7 @@ from typer import _click as click  # typer vendors click; its exceptions live he
 
 from affidavit import __version__
 from affidavit.cli import (
+    audit,
     demo,
     devserver,
     integrate,
@@ -60,7 +61,7 @@ def _root(
         offline.install()
 
 
-for _module in (packs, vault, recall, memory_server, integrate, proxy, devserver, demo):
+for _module in (packs, vault, audit, recall, memory_server, integrate, proxy, devserver, demo):
     _module.register(app)
 
 
