@@ -65,11 +65,17 @@ def stdio_server(
     args: Sequence[str], home: Path, *, env: Mapping[str, str] | None = None
 ) -> StdioServerParameters:
     """Parameters for the official MCP client to launch ``affidavit ARGS`` over stdio."""
-    return StdioServerParameters(command=PYTHON, args=["-m", "affidavit", *args], env=cli_env(home, env))
+    return StdioServerParameters(
+        command=PYTHON, args=["-m", "affidavit", *args], env=cli_env(home, env)
+    )
 
 
 def mcp_client(
-    args: Sequence[str], home: Path, *, env: Mapping[str, str] | None = None, **client_options: object
+    args: Sequence[str],
+    home: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    **client_options: object,
 ) -> Client:
     """An official ``mcp.Client`` for ``affidavit ARGS``; use as ``async with``."""
     return Client(stdio_server(args, home, env=env), **client_options)  # type: ignore[arg-type]

@@ -31,7 +31,7 @@ from affidavit.core.errors import AffidavitError
 
 app = typer.Typer(
     name="affidavit",
-    help="A trust layer for MCP agents: encrypted memory, signed evidence packs, a verifying proxy.",
+    help="A trust layer for MCP agents: encrypted memory, signed packs, a verifying proxy.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

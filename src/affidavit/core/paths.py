@@ -14,7 +14,7 @@ HOME_ENV = "AFFIDAVIT_HOME"
 
 
 def affidavit_home() -> Path:
-    """The per-user directory for affidavit's own state (``AFFIDAVIT_HOME``, else ``~/.affidavit``)."""
+    """The per-user state directory: ``AFFIDAVIT_HOME``, else ``~/.affidavit``."""
     override = os.environ.get(HOME_ENV)
     if override:
         return Path(override).expanduser()
@@ -38,4 +38,4 @@ def runtime_dir() -> Path:
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and Path(xdg).is_dir():
         return Path(xdg)
-    return Path("/dev/shm")
+    return Path("/dev/shm")  # noqa: S108 - RAM-backed by design, see docstring
