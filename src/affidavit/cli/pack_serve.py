@@ -1,9 +1,61 @@
-"""Commands of this family (being built; see the issue that owns it)."""
+"""``affidavit pack serve``: the read-only MCP server for one verified pack, over stdio.
+
+The flags come straight from raw argv (``--flag value`` and ``--flag=value``), because MCP
+client configs and Claude Desktop settings pass them that way; the trust flags are the ones
+``pack verify`` takes. Anything else, a missing ``--pack`` or a relative path is refused before
+the pack is even opened.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import typer
+
+from affidavit.core.errors import UsageError
+
+PACK_FLAG = "--pack"
+_USAGE = "usage: affidavit pack serve --pack /absolute/pack/dir [trust flags]"
+
+
+def parse_serve_args(args: Sequence[str]) -> tuple[Path, object]:
+    """``(pack directory, TrustOptions)`` from raw arguments; refuses anything unknown."""
+    from affidavit.packs.trust import absolute_path, flag_value, parse_trust_args
+
+    trust, rest = parse_trust_args(args)
+    pack: Path | None = None
+    index = 0
+    while index < len(rest):
+        taken = flag_value(rest, index, PACK_FLAG)
+        if taken is None:
+            raise UsageError(f"unknown argument {rest[index]!r}", _USAGE)
+        if pack is not None:
+            raise UsageError(f"{PACK_FLAG} is given twice", "serve one pack per server")
+        value, index = taken
+        pack = absolute_path(PACK_FLAG, value)
+    if pack is None:
+        raise UsageError(f"{PACK_FLAG} is required", _USAGE)
+    return pack, trust
+
+
+def serve(ctx: typer.Context) -> None:
+    """Serve a verified pack to one MCP client over stdio (verified_memory_search / _get).
+
+    Flags: --pack DIR (absolute, required), and the trust flags of `pack verify`:
+    --trusted-keys FILE, --trusted-fingerprint FP, --revoked-keys FILE, --min-sequence N,
+    --require-signature, --strict. The pack is verified before stdio connects; if its files
+    change while serving, every call is refused until restart.
+    """
+    pack, trust = parse_serve_args(ctx.args)
+    from affidavit.servers.packs import serve_pack
+
+    serve_pack(pack, trust)  # type: ignore[arg-type]
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the given app."""
+    """Add ``pack serve``."""
+    app.command(
+        "serve",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )(serve)
