@@ -1,9 +1,163 @@
-"""Commands of this plane (being built; see the issue that owns it)."""
+"""``affidavit integrate`` (wire affidavit into MCP clients) and ``wrap`` / ``unwrap`` (proxy)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
+
+from affidavit.cli.output import stdout, warn
+from affidavit.core.errors import AffidavitError, UsageError
+
+if TYPE_CHECKING:
+    from affidavit.integrate.clients import Client
+
+
+def _installed() -> list[Client]:
+    from affidavit.integrate.clients import CLIENTS
+
+    return [c for c in CLIENTS if c.installed()]
+
+
+def _with_config() -> list[Client]:
+    from affidavit.integrate.clients import CLIENTS
+
+    return [c for c in CLIENTS if c.config_path().exists()]
+
+
+def _show_list() -> None:
+    from rich.table import Table
+
+    from affidavit.integrate.clients import CLIENTS
+
+    table = Table("client", "name", "installed", "format", "config file", box=None)
+    for c in CLIENTS:
+        fmt = {"yaml-map": "yaml", "yaml-list": "yaml"}.get(c.fmt, c.fmt)
+        table.add_row(c.key, c.name, "yes" if c.installed() else "-", fmt, str(c.config_path()))
+    stdout.print(table)
+
+
+def _run_each(clients: list[Client], action: str, job: object) -> None:
+    """Run ``job(client)`` for each client; report every failure, raise the first at the end."""
+    from affidavit.integrate.configfile import UnparsableConfig
+
+    first: AffidavitError | None = None
+    for c in clients:
+        try:
+            job(c)  # type: ignore[operator]
+        except UnparsableConfig as exc:
+            if exc.snippet:
+                stdout.print(f"# {c.name}: add this to {c.config_path()}", markup=False)
+                stdout.print(exc.snippet, markup=False, end="")
+            if len(clients) == 1:
+                raise
+            warn(f"{c.key}: {exc}")
+            first = first or exc
+        except AffidavitError as exc:
+            if len(clients) == 1:
+                raise
+            warn(f"{c.key}: {exc}")
+            first = first or exc
+    if first is not None:
+        raise type(first)(f"{action} failed for some clients (see above)", first.hint)
+
+
+def integrate(
+    client: str | None = typer.Argument(None, help="Client to wire, e.g. claude-code, cursor."),
+    list_: bool = typer.Option(False, "--list", help="List the known clients and their files."),
+    all_: bool = typer.Option(False, "--all", help="Wire every known client installed here."),
+    remove: str | None = typer.Option(
+        None, "--remove", metavar="CLIENT", help="Take affidavit out of CLIENT's config again."
+    ),
+    caller: str | None = typer.Option(
+        None, "--caller", help="Connect as this caller (its own namespace); default: user."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+) -> None:
+    """Add the affidavit memory server to an MCP client's config (backup first, merged, atomic)."""
+    from affidavit.integrate import install
+    from affidavit.integrate.clients import client as lookup
+
+    if list_:
+        _show_list()
+        return
+    if sum(bool(x) for x in (client, all_, remove)) != 1:
+        raise UsageError("name one CLIENT, or pass --all, --remove CLIENT or --list")
+    if remove:
+        target = lookup(remove)
+        outcome = install.remove(target, dry_run=dry_run)
+        stdout.print(f"{target.key}: {outcome.action}: {outcome.path} ({outcome.detail})")
+        return
+    targets = [lookup(client)] if client else _installed()
+    if not targets:
+        stdout.print("no known MCP client is installed here (see affidavit integrate --list)")
+        return
+
+    def job(c: Client) -> None:
+        outcome = install.add(c, caller=caller, dry_run=dry_run)
+        prefix = "would be " if dry_run and outcome.action != "unchanged" else ""
+        stdout.print(f"{c.key}: {prefix}{outcome.action}: {outcome.path}", markup=False)
+        if dry_run and outcome.new_text is not None:
+            stdout.print(outcome.new_text, markup=False, end="")
+
+    _run_each(targets, "integrate", job)
+
+
+def _report(result: object, dry_run: bool, empty: str) -> None:
+    from affidavit.integrate.wrapping import FileResult
+
+    assert isinstance(result, FileResult)
+    stdout.print(f"{result.client}: {result.path}", markup=False)
+    if not result.decisions:
+        stdout.print(f"  ({empty})")
+    for d in result.decisions:
+        label = {"wrap": "wrapped", "unwrap": "unwrapped"}.get(d.action, d.action)
+        if dry_run and d.action in {"wrap", "unwrap"}:
+            label = f"would {d.action}"
+        stdout.print(f"  {d.server}: {label}: {d.reason}", markup=False)
+    if result.note:
+        stdout.print(f"  {result.note}", markup=False)
+
+
+def _wrap_targets(client: str | None) -> list[Client]:
+    from affidavit.integrate.clients import client as lookup
+
+    if client:
+        return [lookup(client)]
+    found = _with_config()
+    if not found:
+        stdout.print("no MCP client config found here (see affidavit integrate --list)")
+    return found
+
+
+def wrap(
+    client: str | None = typer.Option(None, "--client", help="Only this client's config."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+) -> None:
+    """Put `affidavit proxy` in front of every stdio MCP server in your client configs."""
+    from affidavit.integrate import wrapping
+
+    def job(c: Client) -> None:
+        _report(wrapping.wrap(c, dry_run=dry_run), dry_run, "no servers")
+
+    _run_each(_wrap_targets(client), "wrap", job)
+
+
+def unwrap(
+    client: str | None = typer.Option(None, "--client", help="Only this client's config."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+) -> None:
+    """Take `affidavit proxy` out again, restoring the original entries byte for byte."""
+    from affidavit.integrate import wrapping
+
+    def job(c: Client) -> None:
+        _report(wrapping.unwrap(c, dry_run=dry_run), dry_run, "nothing wrapped")
+
+    _run_each(_wrap_targets(client), "unwrap", job)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    """Add ``integrate``, ``wrap`` and ``unwrap``."""
+    app.command("integrate")(integrate)
+    app.command("wrap")(wrap)
+    app.command("unwrap")(unwrap)

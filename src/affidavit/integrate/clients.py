@@ -1,0 +1,252 @@
+"""The MCP clients ``affidavit integrate`` knows: where each keeps its servers, and in what shape.
+
+Locations are the user-level (global) config of each client on Linux, macOS and Windows, as
+their documentation gives them. ``XDG_CONFIG_HOME``, ``APPDATA``, ``CODEX_HOME`` and
+``CLAUDE_CONFIG_DIR`` are honoured where the client honours them. A client counts as installed
+here when the directory it keeps its config in exists (a client creates it on first run).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from affidavit.core.errors import UsageError
+from affidavit.integrate.formats import JsonServerMap, ServerMap, TomlServerMap, YamlServerMap
+
+PLATFORMS = ("linux", "darwin", "win32")
+Env = Mapping[str, str]
+PathRule = Callable[[Path, Env], Path]
+
+# Entry keys that mark a server reached over the network rather than launched over stdio.
+URL_KEYS = ("url", "serverUrl", "httpUrl", "uri")
+REMOTE_TYPES = frozenset({"sse", "http", "streamable_http", "streamable-http", "streamableHttp"})
+
+
+def _xdg(home: Path, env: Env) -> Path:
+    return Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+
+
+def _appdata(home: Path, env: Env) -> Path:
+    return Path(env.get("APPDATA") or home / "AppData" / "Roaming")
+
+
+def _app_support(home: Path, env: Env) -> Path:
+    return home / "Library" / "Application Support"
+
+
+def _vscode_user(platform: str) -> PathRule:
+    base = {"linux": _xdg, "darwin": _app_support, "win32": _appdata}[platform]
+    return lambda home, env: base(home, env) / "Code" / "User"
+
+
+def _everywhere(rule: PathRule) -> dict[str, PathRule]:
+    return dict.fromkeys(PLATFORMS, rule)
+
+
+def _per_platform(linux: PathRule, darwin: PathRule, win32: PathRule) -> dict[str, PathRule]:
+    return {"linux": linux, "darwin": darwin, "win32": win32}
+
+
+@dataclass(frozen=True)
+class Client:
+    """One MCP client: its config file per platform and the shape of a server entry in it."""
+
+    key: str
+    name: str
+    fmt: str  # "json" | "toml" | "yaml-map" | "yaml-list"
+    container: tuple[str, ...]  # where the server map sits in the file
+    paths: dict[str, PathRule]
+    command_key: str = "command"
+    new_entry_extra: dict[str, Any] = field(default_factory=dict)
+    entry_has_name: bool = False
+    marker: PathRule | None = None  # what proves it is installed, when not the config's folder
+
+    def config_path(
+        self, *, platform: str | None = None, home: Path | None = None, env: Env | None = None
+    ) -> Path:
+        """The config file on ``platform`` (default: this machine) for the user at ``home``."""
+        platform = _platform_key(platform or sys.platform)
+        home = Path.home() if home is None else home
+        return self.paths[platform](home, os.environ if env is None else env)
+
+    def installed(self, *, home: Path | None = None, env: Env | None = None) -> bool:
+        """Whether this client's config file, or the folder it keeps it in, exists here."""
+        path = self.config_path(home=home, env=env)
+        if path.exists():
+            return True
+        if self.marker is not None:
+            home = Path.home() if home is None else home
+            return self.marker(home, os.environ if env is None else env).is_dir()
+        return path.parent.is_dir()
+
+    def load(self, text: str) -> ServerMap:
+        """Parse the config text into its server map (InputError if it does not parse)."""
+        if self.fmt == "json":
+            return JsonServerMap(text, self.container)
+        if self.fmt == "toml":
+            return TomlServerMap(text, self.container[0])
+        return YamlServerMap(text, self.container[0], as_list=self.fmt == "yaml-list")
+
+    def stdio_entry(self, name: str, command: str, args: list[str]) -> dict[str, Any]:
+        """A new server entry that launches ``command args`` over stdio."""
+        entry: dict[str, Any] = {}
+        if self.entry_has_name:
+            entry["name"] = name
+        entry.update({self.command_key: command, "args": list(args)})
+        entry.update(self.new_entry_extra)
+        return entry
+
+    def snippet(self, name: str, command: str, args: list[str]) -> str:
+        """The block a user can paste by hand when we refuse to edit the file."""
+        doc = self.load("")
+        doc.put(name, self.stdio_entry(name, command, args))
+        return doc.dumps()
+
+
+def _platform_key(platform: str) -> str:
+    if platform.startswith("win"):
+        return "win32"
+    if platform == "darwin":
+        return "darwin"
+    return "linux"
+
+
+def _home_rule(*parts: str) -> PathRule:
+    return lambda home, env: home.joinpath(*parts)
+
+
+def _claude_code(home: Path, env: Env) -> Path:
+    override = env.get("CLAUDE_CONFIG_DIR")
+    return Path(override) / ".claude.json" if override else home / ".claude.json"
+
+
+def _codex(home: Path, env: Env) -> Path:
+    override = env.get("CODEX_HOME")
+    return (Path(override) if override else home / ".codex") / "config.toml"
+
+
+def _under(rule: PathRule, *parts: str) -> PathRule:
+    return lambda home, env: rule(home, env).joinpath(*parts)
+
+
+_CLINE = ("globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
+
+CLIENTS: tuple[Client, ...] = (
+    Client(
+        "claude-code",
+        "Claude Code",
+        "json",
+        ("mcpServers",),
+        _everywhere(_claude_code),
+        new_entry_extra={"type": "stdio", "env": {}},
+        marker=lambda home, env: Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"),
+    ),
+    Client(
+        "claude-desktop",
+        "Claude Desktop",
+        "json",
+        ("mcpServers",),
+        _per_platform(
+            _under(_xdg, "Claude", "claude_desktop_config.json"),
+            _under(_app_support, "Claude", "claude_desktop_config.json"),
+            _under(_appdata, "Claude", "claude_desktop_config.json"),
+        ),
+    ),
+    Client(
+        "cursor", "Cursor", "json", ("mcpServers",), _everywhere(_home_rule(".cursor", "mcp.json"))
+    ),
+    Client(
+        "vscode",
+        "VS Code",
+        "json",
+        ("servers",),
+        {p: _under(_vscode_user(p), "mcp.json") for p in PLATFORMS},
+        new_entry_extra={"type": "stdio"},
+    ),
+    Client(
+        "windsurf",
+        "Windsurf",
+        "json",
+        ("mcpServers",),
+        _everywhere(_home_rule(".codeium", "windsurf", "mcp_config.json")),
+    ),
+    Client(
+        "zed",
+        "Zed",
+        "json",
+        ("context_servers",),
+        _per_platform(
+            _under(_xdg, "zed", "settings.json"),
+            _under(_xdg, "zed", "settings.json"),
+            _under(_appdata, "Zed", "settings.json"),
+        ),
+        new_entry_extra={"env": {}},
+    ),
+    Client("codex", "Codex CLI", "toml", ("mcp_servers",), _everywhere(_codex)),
+    Client(
+        "gemini",
+        "Gemini CLI",
+        "json",
+        ("mcpServers",),
+        _everywhere(_home_rule(".gemini", "settings.json")),
+    ),
+    Client(
+        "cline",
+        "Cline",
+        "json",
+        ("mcpServers",),
+        {p: _under(_vscode_user(p), *_CLINE) for p in PLATFORMS},
+        new_entry_extra={"disabled": False},
+    ),
+    Client(
+        "continue",
+        "Continue",
+        "yaml-list",
+        ("mcpServers",),
+        _everywhere(_home_rule(".continue", "config.yaml")),
+        entry_has_name=True,
+    ),
+    Client(
+        "goose",
+        "Goose",
+        "yaml-map",
+        ("extensions",),
+        _per_platform(
+            _under(_xdg, "goose", "config.yaml"),
+            _under(_xdg, "goose", "config.yaml"),
+            _under(_appdata, "Block", "goose", "config", "config.yaml"),
+        ),
+        command_key="cmd",
+        new_entry_extra={
+            "enabled": True,
+            "envs": {},
+            "type": "stdio",
+            "timeout": 300,
+            "description": "affidavit: encrypted local memory with sources and dates",
+        },
+        entry_has_name=True,
+    ),
+    Client(
+        "lmstudio",
+        "LM Studio",
+        "json",
+        ("mcpServers",),
+        _everywhere(_home_rule(".lmstudio", "mcp.json")),
+    ),
+)
+
+BY_KEY: dict[str, Client] = {client.key: client for client in CLIENTS}
+
+
+def client(key: str) -> Client:
+    """The client called ``key``; UsageError listing the known ones otherwise."""
+    found = BY_KEY.get(key.lower())
+    if found is None:
+        known = ", ".join(BY_KEY)
+        raise UsageError(f"unknown MCP client {key!r}", f"choose one of: {known}")
+    return found

@@ -1,0 +1,133 @@
+"""``affidavit integrate`` as a user runs it: a real subprocess in a fake HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.support import run_cli
+
+CURSOR = """{
+  // my servers
+  "mcpServers": {
+    "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"GH_TOKEN": "tok-123"}}
+  },
+  "other": true
+}
+"""
+
+
+def _state(home: Path) -> list[dict]:
+    return json.loads((home / ".affidavit" / "integrate" / "state.json").read_text())
+
+
+def test_integrate_merges_backs_up_byte_exact_and_removes(home):
+    config = home / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text(CURSOR)
+    config.chmod(0o640)
+
+    result = run_cli(["integrate", "cursor"], home)
+    assert result.returncode == 0, result.stderr
+    assert "cursor: added" in result.stdout
+    text = config.read_text()
+    assert text.startswith('{\n  // my servers\n  "mcpServers": {\n    "git": {"command": "uvx"')
+    assert '"other": true' in text
+    assert oct(config.stat().st_mode & 0o777) == "0o640"
+
+    (record,) = _state(home)
+    backup = Path(record["backup"])
+    assert backup.read_bytes() == CURSOR.encode()
+    assert oct(backup.stat().st_mode & 0o777) == "0o600"
+    assert oct(backup.parent.stat().st_mode & 0o777) == "0o700"
+
+    removed = run_cli(["integrate", "--remove", "cursor"], home)
+    assert removed.returncode == 0, removed.stderr
+    assert "restored" in removed.stdout
+    assert config.read_bytes() == CURSOR.encode()
+
+
+def test_remove_after_a_user_edit_keeps_the_edit(home):
+    config = home / ".gemini" / "settings.json"
+    config.parent.mkdir()
+    config.write_text('{"theme": "dark"}\n')
+    assert run_cli(["integrate", "gemini"], home).returncode == 0
+    data = json.loads(config.read_text())
+    data["theme"] = "light"
+    config.write_text(json.dumps(data, indent=2))
+
+    removed = run_cli(["integrate", "--remove", "gemini"], home)
+    assert removed.returncode == 0, removed.stderr
+    assert "removed only the affidavit entry" in removed.stdout
+    assert json.loads(config.read_text()) == {"theme": "light", "mcpServers": {}}
+
+
+def test_an_unparsable_file_is_refused_untouched_with_a_block_to_paste(home):
+    config = home / ".codeium" / "windsurf" / "mcp_config.json"
+    config.parent.mkdir(parents=True)
+    broken = '{"mcpServers": {"a": {"command": "x",}\n'
+    config.write_text(broken)
+    result = run_cli(["integrate", "windsurf"], home)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "left it untouched" in result.stderr and "line 2" in result.stderr
+    pasted = json.loads(result.stdout.split("\n", 1)[1])
+    assert pasted["mcpServers"]["affidavit"]["args"] == ["serve"]
+    assert config.read_text() == broken
+    assert not (home / ".affidavit" / "integrate" / "backups").exists()
+
+
+def test_dry_run_writes_nothing(home):
+    config = home / ".lmstudio" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text("{}")
+    result = run_cli(["integrate", "lmstudio", "--dry-run"], home)
+    assert result.returncode == 0, result.stderr
+    assert "would be added" in result.stdout and '"affidavit"' in result.stdout
+    assert config.read_text() == "{}"
+    assert not (home / ".affidavit" / "integrate" / "state.json").exists()
+
+
+def test_all_wires_only_clients_installed_here_and_list_shows_every_one(home):
+    (home / ".cursor").mkdir()
+    (home / ".codex").mkdir()
+    result = run_cli(["integrate", "--all"], home)
+    assert result.returncode == 0, result.stderr
+    assert sorted(line.split(":")[0] for line in result.stdout.splitlines()) == [
+        "codex",
+        "cursor",
+    ]
+    assert (home / ".codex" / "config.toml").read_text().startswith("[mcp_servers.affidavit]")
+    assert not (home / ".gemini").exists()
+
+    listing = run_cli(["integrate", "--list"], home, env={"COLUMNS": "200"})
+    assert listing.returncode == 0
+    for key in ("claude-code", "claude-desktop", "vscode", "zed", "cline", "goose", "continue"):
+        assert key in listing.stdout
+
+
+def test_a_symlinked_config_is_written_through_the_link(home):
+    real = home / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text("{}\n")
+    link = home / ".gemini" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert run_cli(["integrate", "gemini"], home).returncode == 0
+    assert link.is_symlink()
+    assert "affidavit" in json.loads(real.read_text())["mcpServers"]
+
+
+def test_usage_errors_are_one_line(home):
+    for args in (["integrate"], ["integrate", "nope"], ["integrate", "cursor", "--all"]):
+        result = run_cli(args, home)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.startswith("affidavit: error:") and "Traceback" not in result.stderr
+
+
+def test_the_written_command_really_starts_affidavit(home):
+    (home / ".cursor").mkdir()
+    assert run_cli(["integrate", "cursor"], home).returncode == 0
+    entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["affidavit"]
+    assert os.path.isabs(entry["command"]) and os.access(entry["command"], os.X_OK)

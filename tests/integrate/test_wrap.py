@@ -1,0 +1,132 @@
+"""``affidavit wrap`` / ``unwrap`` over JSON, TOML and YAML configs in a fake HOME."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from tests.support import run_cli
+
+CLAUDE = """{
+  "numStartups": 3,
+  "mcpServers": {
+    "git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git"],
+            "env": {"GITHUB_TOKEN": "ghp_secret"}},
+    "remote": {"type": "http", "url": "https://example.invalid/mcp",
+               "headers": {"Authorization": "Bearer hdr_secret"}},
+    "legacy": {"type": "sse", "url": "https://example.invalid/sse"}
+  }
+}
+"""
+CODEX = """# codex
+model = "o3"
+
+[mcp_servers.fs]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+env = { "API_KEY" = "k_secret" }
+
+[mcp_servers.docs]
+url = "https://example.invalid/mcp"
+bearer_token_env_var = "DOCS_TOKEN"
+"""
+GOOSE = """# goose config
+GOOSE_PROVIDER: openai
+extensions:
+  developer:
+    enabled: true
+    name: developer
+    type: builtin
+  github:
+    name: GitHub
+    cmd: npx
+    args: [-y, '@modelcontextprotocol/server-github']
+    enabled: true
+    envs: {GITHUB_TOKEN: "g_secret"}
+    type: stdio
+    timeout: 300
+"""
+
+
+def _write(home: Path) -> dict[str, tuple[Path, str]]:
+    files = {
+        "claude-code": (home / ".claude.json", CLAUDE),
+        "codex": (home / ".codex" / "config.toml", CODEX),
+        "goose": (home / ".config" / "goose" / "config.yaml", GOOSE),
+    }
+    for path, text in files.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return files
+
+
+def test_wrap_fronts_stdio_servers_only_and_unwrap_restores_byte_for_byte(home):
+    files = _write(home)
+    result = run_cli(["wrap"], home)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "remote: skip" in out and "legacy: skip" in out and "docs: skip" in out
+    assert "developer: skip" in out
+
+    claude = json.loads(files["claude-code"][0].read_text())["mcpServers"]
+    git = claude["git"]
+    assert git["args"][:2] == ["proxy", "--"] and git["args"][2:] == ["uvx", "mcp-server-git"]
+    assert Path(git["command"]).is_absolute()
+    assert git["env"] == {"GITHUB_TOKEN": "ghp_secret"} and git["type"] == "stdio"
+    assert claude["remote"]["headers"] == {"Authorization": "Bearer hdr_secret"}
+    assert "remote" not in json.dumps(git)
+    for server in claude.values():  # no secret ever moved into argv
+        assert not any("secret" in a for a in server.get("args", []))
+
+    codex = tomllib.loads(files["codex"][0].read_text())["mcp_servers"]
+    assert codex["fs"]["args"][:3] == ["proxy", "--", "npx"]
+    assert codex["fs"]["env"] == {"API_KEY": "k_secret"}
+    assert files["codex"][0].read_text().startswith('# codex\nmodel = "o3"')
+
+    goose_text = files["goose"][0].read_text()
+    assert goose_text.startswith("# goose config\n")
+    goose = yaml.safe_load(goose_text)["extensions"]
+    assert goose["github"]["args"][:3] == ["proxy", "--", "npx"]
+    assert goose["github"]["envs"] == {"GITHUB_TOKEN": "g_secret"}
+
+    again = run_cli(["wrap"], home)
+    assert again.returncode == 0
+    assert "already behind affidavit proxy" in again.stdout
+    assert json.loads(files["claude-code"][0].read_text())["mcpServers"]["git"] == git
+
+    back = run_cli(["unwrap"], home)
+    assert back.returncode == 0, back.stderr
+    for path, text in files.values():
+        assert path.read_text() == text
+
+
+def test_dry_run_then_unwrap_after_an_edit_goes_entry_by_entry(home):
+    files = _write(home)
+    path, original = files["claude-code"]
+    dry = run_cli(["wrap", "--client", "claude-code", "--dry-run"], home)
+    assert "git: would wrap" in dry.stdout
+    assert path.read_text() == original
+
+    assert run_cli(["wrap", "--client", "claude-code"], home).returncode == 0
+    data = json.loads(path.read_text())
+    data["numStartups"] = 4  # the client rewrites its own file meanwhile
+    path.write_text(json.dumps(data, indent=2))
+
+    back = run_cli(["unwrap", "--client", "claude-code"], home)
+    assert back.returncode == 0, back.stderr
+    assert "one by one" in back.stdout
+    restored = json.loads(path.read_text())
+    assert restored["numStartups"] == 4
+    assert restored["mcpServers"] == json.loads(original)["mcpServers"]
+
+
+def test_affidavit_own_server_is_never_wrapped(home):
+    (home / ".cursor").mkdir()
+    assert run_cli(["integrate", "cursor"], home).returncode == 0
+    before = (home / ".cursor" / "mcp.json").read_text()
+    result = run_cli(["wrap", "--client", "cursor"], home)
+    assert "affidavit: skip: affidavit's own server" in result.stdout
+    assert (home / ".cursor" / "mcp.json").read_text() == before
