@@ -140,6 +140,13 @@ def _read_jsonl(label: str, raw: bytes) -> Iterator[_Line]:
                 f"{label} line {number}: expected a JSON object, found {type(data).__name__}",
                 "write one JSON object per line",
             )
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                f"{label} line {number}: a string holds a lone UTF-16 surrogate (\\ud800...)",
+                "fix the text's encoding; surrogates cannot be stored as UTF-8",
+            ) from None
         yield _Line(label, number, data)
 
 
