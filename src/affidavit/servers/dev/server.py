@@ -1,0 +1,213 @@
+"""Wiring: the dev server's tools, resources and prompts on the low-level MCP ``Server``.
+
+Every request that touches the repository first passes the host's roots
+(:class:`~affidavit.servers.dev.interact.RootsGate`), then runs its blocking work (git, disk,
+SQLite, CI) in a worker thread under one lock, so the event loop keeps answering and two calls
+never race on the index. Any failure becomes a tool result with ``isError: true`` (tools) or
+a JSON-RPC error (resources, prompts) carrying one line of reason; nothing a client sends can
+crash the server.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from affidavit import __version__
+from affidavit.core.errors import AffidavitError, InputError, NotFoundError
+from affidavit.servers.dev import drafting, interact, prompts, resources, tools
+from affidavit.servers.dev.gitrepo import GitRepo
+
+SERVER_NAME = "affidavit-devserver"
+DRAFT_TOOL = "draft_commit_message"
+RESOURCE_NOT_FOUND = -32002
+INSTRUCTIONS = (
+    "A git/CI/SQLite workspace confined to one repository. Paths are relative to the repository "
+    "root; run_ci_pipeline runs only the steps in the repository's .affidavit-ci.yml."
+)
+T = TypeVar("T")
+Ctx = ServerRequestContext[Any]
+
+
+class DevServer:
+    """The handlers, bound to one repository."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+        self.roots = interact.RootsGate(repo.root)
+        self._lock = threading.Lock()
+        self._tools = [_tool(spec) for spec in tools.TOOLS] + [
+            types.Tool(
+                name=DRAFT_TOOL,
+                description=drafting.DESCRIPTION,
+                input_schema=drafting.INPUT_SCHEMA,
+                output_schema=drafting.OUTPUT_SCHEMA,
+                annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+            )
+        ]
+        self._validators = {t.name: Draft202012Validator(t.input_schema) for t in self._tools}
+
+    async def _locked(self, fn: Callable[..., T], *args: Any) -> T:
+        def run() -> T:
+            with self._lock:
+                return fn(*args)
+
+        return await anyio.to_thread.run_sync(run)
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    async def list_tools(
+        self, _ctx: Ctx, _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._tools)
+
+    async def call_tool(
+        self, ctx: Ctx, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            args = self._validated(params.name, params.arguments)
+            await self.roots.check(ctx, params)
+            if params.name == DRAFT_TOOL:
+                diff = await self._locked(drafting.pending_diff, self.repo)
+                outcome = await drafting.draft(ctx, params, diff, args.get("hint"))
+            else:
+                outcome = await self._locked(tools.lookup(params.name).run, self.repo, args)
+        except interact.NeedInput as need:
+            return need.result
+        except AffidavitError as exc:
+            return _tool_error(str(exc))
+        except Exception as exc:  # a bug must not take the server down with it
+            traceback.print_exc(file=sys.stderr)
+            return _tool_error(f"internal error ({type(exc).__name__}: {exc})")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=outcome.text)],
+            structured_content=outcome.structured,
+        )
+
+    def _validated(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        validator = self._validators.get(name)
+        if validator is None:
+            tools.lookup(name)  # raises the "unknown tool" error with the list of tools
+        assert validator is not None
+        args = dict(arguments or {})
+        problem = best_match(validator.iter_errors(args))
+        if problem is not None:
+            where = ".".join(str(p) for p in problem.absolute_path) or "arguments"
+            raise InputError(f"invalid arguments for {name}: {where}: {problem.message}")
+        return args
+
+    # -- resources ------------------------------------------------------------------------------
+
+    async def list_resources(
+        self, _ctx: Ctx, _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=resources.RESOURCES)
+
+    async def list_templates(
+        self, _ctx: Ctx, _params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=resources.TEMPLATES)
+
+    async def read_resource(
+        self, ctx: Ctx, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        try:
+            await self.roots.check(ctx, params)
+            contents = await self._locked(resources.read, self.repo, str(params.uri))
+        except interact.NeedInput as need:
+            return need.result
+        except Exception as exc:
+            raise _rpc_error(exc) from None
+        return types.ReadResourceResult(contents=[contents])
+
+    # -- prompts --------------------------------------------------------------------------------
+
+    async def list_prompts(
+        self, _ctx: Ctx, _params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompts.PROMPTS)
+
+    async def get_prompt(
+        self, ctx: Ctx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        try:
+            await self.roots.check(ctx, params)
+            return await self._locked(prompts.get, self.repo, params.name, params.arguments)
+        except interact.NeedInput as need:
+            return need.result
+        except Exception as exc:
+            raise _rpc_error(exc) from None
+
+    async def roots_changed(self, _ctx: Ctx, _params: types.NotificationParams) -> None:
+        self.roots.invalidate()
+
+
+def _tool(spec: tools.ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(
+            read_only_hint=spec.read_only, destructive_hint=False, open_world_hint=False
+        ),
+    )
+
+
+def _tool_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"error: {message}")], is_error=True
+    )
+
+
+def _rpc_error(exc: Exception) -> MCPError:
+    if isinstance(exc, NotFoundError):
+        return MCPError(code=RESOURCE_NOT_FOUND, message=str(exc))
+    if isinstance(exc, AffidavitError):
+        return MCPError(code=types.INVALID_PARAMS, message=str(exc))
+    traceback.print_exc(file=sys.stderr)
+    return MCPError(code=types.INTERNAL_ERROR, message=f"internal error ({type(exc).__name__})")
+
+
+def build_server(repo: GitRepo) -> Server[Any]:
+    """The low-level MCP server for ``repo``, every handler registered."""
+    dev = DevServer(repo)
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=dev.list_tools,
+        on_call_tool=dev.call_tool,
+        on_list_resources=dev.list_resources,
+        on_list_resource_templates=dev.list_templates,
+        on_read_resource=dev.read_resource,
+        on_list_prompts=dev.list_prompts,
+        on_get_prompt=dev.get_prompt,
+    )
+    # Registered directly: the constructor keyword warns that roots are deprecated in 2026-07-28,
+    # but 2025 hosts still send this notification and the cached roots must be dropped on it.
+    server.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, dev.roots_changed
+    )
+    return server
+
+
+async def serve_stdio(repo_path: Path) -> None:
+    """Serve the repository at ``repo_path`` over stdio until the client disconnects."""
+    repo = GitRepo.open(repo_path)
+    server = build_server(repo)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

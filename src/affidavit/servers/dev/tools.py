@@ -1,0 +1,368 @@
+"""The dev server's tools: exact schemas, and one plain function per tool.
+
+Each handler takes the :class:`~affidavit.servers.dev.gitrepo.GitRepo` and the validated
+arguments and returns an :class:`Outcome` (readable text plus structured content), or raises an
+:class:`~affidavit.core.errors.AffidavitError` that the server turns into ``isError``. Handlers
+are synchronous and run in a worker thread, one at a time (see ``server.py``). The sampling
+tool needs the client mid-call, so it lives in :mod:`.drafting` instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from affidavit.core.errors import InputError
+from affidavit.servers.dev import ci, docker_tools, files, sqlite_tools
+from affidavit.servers.dev.gitrepo import GitRepo
+
+HEX40_SCHEMA = {"type": "string", "pattern": "^[0-9a-f]{40}$"}
+MAX_LOG = 500
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a tool returns on success."""
+
+    text: str
+    structured: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the client sees it, and the function that does the work."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    run: Callable[[GitRepo, dict[str, Any]], Outcome]
+    read_only: bool
+
+
+def _obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _out(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+_STR = {"type": "string"}
+_PATH = {"type": "string", "minLength": 1, "description": "path relative to the repository root"}
+_STATUS_OUT = _out(
+    {
+        "branch": {"type": ["string", "null"]},
+        "head": {"type": ["string", "null"]},
+        "clean": {"type": "boolean"},
+        "entries": {"type": "array", "items": {"type": "object"}},
+    },
+    ["branch", "head", "clean", "entries"],
+)
+_FILE_OUT = _out(
+    {"path": _STR, "bytes": {"type": "integer"}, "sha256": _STR}, ["path", "bytes", "sha256"]
+)
+_ROWS_OUT = {
+    "columns": {"type": "array"},
+    "rows": {"type": "array"},
+    "truncated": {"type": "boolean"},
+}
+
+
+def _write_file(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    info = files.write_file(repo.root, args["path"], args["content"])
+    return Outcome(f"wrote {info['bytes']} bytes to {info['path']} (sha256 {info['sha256']})", info)
+
+
+def _read_file(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    text, info = files.read_file(repo.root, args["path"])
+    return Outcome(text, info)
+
+
+def _git_status(repo: GitRepo, _args: dict[str, Any]) -> Outcome:
+    status = repo.status()
+    where = status["branch"] or f"detached at {status['head']}"
+    if status["head"] is None:
+        where += " (no commits yet)"
+    lines = [f"on {where}", "clean" if status["clean"] else "changes:"]
+    for e in status["entries"]:
+        source = f" (from {e['from']})" if "from" in e else ""
+        lines.append(f"  {e['index']}{e['worktree']} {e['path']}{source}")
+    return Outcome("\n".join(lines), status)
+
+
+def _git_log(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    commits = repo.log(args.get("max_count", 10))
+    text = "\n".join(f"{c['hash']} {c['subject']} ({c['author']}, {c['date']})" for c in commits)
+    return Outcome(text or "no commits yet", {"commits": commits})
+
+
+def _git_diff(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    target = args.get("target")
+    diff = repo.diff(target)
+    return Outcome(diff or "no differences", {"target": target or "HEAD", "diff": diff})
+
+
+def _git_commit(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    sha = repo.commit(args["message"], args.get("paths"))
+    branch = repo.current_branch()
+    subject = args["message"].strip().splitlines()[0]
+    return Outcome(
+        f"committed {sha} on {branch or 'a detached HEAD'}: {subject}",
+        {"commit_hash": sha, "branch": branch},
+    )
+
+
+def _git_branch(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    sha = repo.create_branch(args["name"], args.get("base"))
+    return Outcome(
+        f"created branch {args['name']} at {sha}", {"branch": args["name"], "commit_hash": sha}
+    )
+
+
+def _git_branches(repo: GitRepo, _args: dict[str, Any]) -> Outcome:
+    rows = repo.branches()
+    current = repo.current_branch()
+    text = "\n".join(
+        f"{'*' if r['name'] == current else ' '} {r['name']} {r['commit_hash']}" for r in rows
+    )
+    return Outcome(text or "no branches yet", {"current": current, "branches": rows})
+
+
+def _git_checkout(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    sha = repo.checkout(args["name"])
+    return Outcome(
+        f"switched to branch {args['name']} at {sha}", {"branch": args["name"], "commit_hash": sha}
+    )
+
+
+def _run_ci(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    report = ci.run_pipeline(repo.root, args.get("pipeline"))
+    return Outcome(ci.render(report), report)
+
+
+def _sqlite_query(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    result = sqlite_tools.query(repo.root, args["db"], args["sql"])
+    return Outcome(_table(result), result)
+
+
+def _sqlite_execute(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    result = sqlite_tools.execute(repo.root, args["db"], args["sql"])
+    text = f"{result['changes']} row(s) changed in {result['db']}"
+    if result["columns"]:
+        text += "\n" + _table(result)
+    return Outcome(text, result)
+
+
+def _table(result: dict[str, Any]) -> str:
+    lines = ["\t".join(result["columns"])]
+    lines += ["\t".join(json.dumps(v, ensure_ascii=False) for v in row) for row in result["rows"]]
+    if result["truncated"]:
+        lines.append(f"[only the first {sqlite_tools.MAX_ROWS} rows are shown]")
+    return "\n".join(lines)
+
+
+def _docker_ps(repo: GitRepo, _args: dict[str, Any]) -> Outcome:
+    result = docker_tools.ps(repo.root)
+    text = "\n".join(json.dumps(c, sort_keys=True) for c in result["containers"])
+    return Outcome(text or "no running containers", result)
+
+
+def _docker_build(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+    result = docker_tools.build(
+        repo.root, args["tag"], args.get("context", "."), args.get("dockerfile")
+    )
+    return Outcome(f"built {result['tag']} from {result['context']}", result)
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "write_file",
+        "Write UTF-8 text to a file inside the repository (created or replaced atomically).",
+        _obj({"path": _PATH, "content": _STR}, ["path", "content"]),
+        _FILE_OUT,
+        _write_file,
+        read_only=False,
+    ),
+    ToolSpec(
+        "read_file",
+        "Read a UTF-8 text file inside the repository.",
+        _obj({"path": _PATH}, ["path"]),
+        _FILE_OUT,
+        _read_file,
+        read_only=True,
+    ),
+    ToolSpec(
+        "git_status",
+        "Show the current branch, HEAD and every changed or untracked path.",
+        _obj({}),
+        _STATUS_OUT,
+        _git_status,
+        read_only=True,
+    ),
+    ToolSpec(
+        "git_log",
+        "List the newest commits reachable from HEAD.",
+        _obj({"max_count": {"type": "integer", "minimum": 1, "maximum": MAX_LOG, "default": 10}}),
+        _out({"commits": {"type": "array", "items": {"type": "object"}}}, ["commits"]),
+        _git_log,
+        read_only=True,
+    ),
+    ToolSpec(
+        "git_diff",
+        "Show uncommitted changes (staged and unstaged) against a commit (default HEAD).",
+        _obj({"target": {"type": "string", "description": "branch, tag or commit"}}),
+        _out({"target": _STR, "diff": _STR}, ["target", "diff"]),
+        _git_diff,
+        read_only=True,
+    ),
+    ToolSpec(
+        "git_commit",
+        "Stage the given paths (or every change) and commit them; returns the new commit hash.",
+        _obj(
+            {
+                "message": {"type": "string", "minLength": 1},
+                "paths": {"type": "array", "items": _PATH, "minItems": 1},
+            },
+            ["message"],
+        ),
+        _out(
+            {"commit_hash": HEX40_SCHEMA, "branch": {"type": ["string", "null"]}}, ["commit_hash"]
+        ),
+        _git_commit,
+        read_only=False,
+    ),
+    ToolSpec(
+        "git_branch",
+        "Create a branch at base (default HEAD) without switching to it.",
+        _obj(
+            {
+                "name": {"type": "string", "minLength": 1},
+                "base": {"type": "string", "minLength": 1},
+            },
+            ["name"],
+        ),
+        _out({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
+        _git_branch,
+        read_only=False,
+    ),
+    ToolSpec(
+        "git_branches",
+        "List local branches, the commit each points at, and the current one.",
+        _obj({}),
+        _out(
+            {"current": {"type": ["string", "null"]}, "branches": {"type": "array"}},
+            ["current", "branches"],
+        ),
+        _git_branches,
+        read_only=True,
+    ),
+    ToolSpec(
+        "git_checkout",
+        "Switch the work tree to an existing local branch.",
+        _obj({"name": {"type": "string", "minLength": 1}}, ["name"]),
+        _out({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
+        _git_checkout,
+        read_only=False,
+    ),
+    ToolSpec(
+        "run_ci_pipeline",
+        "Run a pipeline from the repository's .affidavit-ci.yml step by step; report each step.",
+        _obj({"pipeline": {"type": "string", "minLength": 1}}),
+        _out(
+            {
+                "pipeline": _STR,
+                "passed": {"type": "boolean"},
+                "steps": {
+                    "type": "array",
+                    "items": _out(
+                        {
+                            "name": _STR,
+                            "command": {"type": "array", "items": _STR},
+                            "exit_code": {"type": "integer"},
+                            "duration_ms": {"type": "integer"},
+                            "passed": {"type": "boolean"},
+                            "output_tail": _STR,
+                            "safe_to_rerun": {"type": "boolean"},
+                        },
+                        [
+                            "name",
+                            "command",
+                            "exit_code",
+                            "duration_ms",
+                            "passed",
+                            "output_tail",
+                            "safe_to_rerun",
+                        ],
+                    ),
+                },
+                "skipped": {"type": "array", "items": _STR},
+            },
+            ["pipeline", "passed", "steps"],
+        ),
+        _run_ci,
+        read_only=False,
+    ),
+    ToolSpec(
+        "sqlite_query",
+        "Run a read-only SQL statement on a SQLite database file inside the repository.",
+        _obj({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
+        _out({"db": _STR, **_ROWS_OUT}, ["db", "columns", "rows", "truncated"]),
+        _sqlite_query,
+        read_only=True,
+    ),
+    ToolSpec(
+        "sqlite_execute",
+        "Run one SQL statement that may change a SQLite database inside the repository "
+        "(one transaction; the file is created if missing).",
+        _obj({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
+        _out(
+            {"db": _STR, "changes": {"type": "integer"}, **_ROWS_OUT},
+            ["db", "changes", "columns", "rows", "truncated"],
+        ),
+        _sqlite_execute,
+        read_only=False,
+    ),
+    ToolSpec(
+        "docker_ps",
+        "List running Docker containers (needs a reachable Docker engine).",
+        _obj({}),
+        _out({"containers": {"type": "array"}}, ["containers"]),
+        _docker_ps,
+        read_only=True,
+    ),
+    ToolSpec(
+        "docker_build",
+        "Build a Docker image from a context directory inside the repository.",
+        _obj(
+            {
+                "tag": {"type": "string", "minLength": 1},
+                "context": {**_PATH, "default": "."},
+                "dockerfile": _PATH,
+            },
+            ["tag"],
+        ),
+        _out({"tag": _STR, "context": _STR, "log_tail": _STR}, ["tag", "context", "log_tail"]),
+        _docker_build,
+        read_only=False,
+    ),
+)
+
+BY_NAME = {spec.name: spec for spec in TOOLS}
+
+
+def lookup(name: str) -> ToolSpec:
+    """The tool called ``name``, or a clear error listing what exists."""
+    spec = BY_NAME.get(name)
+    if spec is None:
+        raise InputError(f"unknown tool {name!r}", f"tools are: {', '.join(sorted(BY_NAME))}")
+    return spec

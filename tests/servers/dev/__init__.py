@@ -1,0 +1,1 @@
+"""Tests of the dev MCP server (git, CI, files, SQLite)."""
