@@ -1,0 +1,722 @@
+"""What the proxy does around the calls it acts on.
+
+``tools/call``: pins -> policy (allow / deny / ask the human) -> verified replay -> the
+verifier's pre-call snapshot -> forward the original bytes -> verify the reply -> a
+contradicted claim is rewritten into ``isError: true`` with the evidence; ``--receipts`` adds
+the receipt to the result. Every call gets a hash-chained audit entry and a receipt line on
+stderr. ``resources/read`` goes through the same snapshot/verify path (a contradicted read
+becomes a JSON-RPC error) and serves ``affidavit://audit`` itself; ``initialize`` /
+``server/discover`` teach the proxy who the host and backend are; ``tools/list`` feeds the
+pins. A reply the proxy did not change is forwarded byte for byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from affidavit.core import jsonrpc
+from affidavit.core.jsonrpc import Peek
+from affidavit.proxy.audit import (
+    AUDIT_RESOURCE_URI,
+    AuditLog,
+    arguments_digest,
+    redact,
+)
+from affidavit.proxy.options import ProxyOptions
+from affidavit.proxy.pinning import PinStore
+from affidavit.proxy.policy import ALLOW, APPROVE, DENY, Decision
+from affidavit.proxy.relay import HostRequest, Relay, log
+from affidavit.proxy.replay import ReplayCache, Verified, call_key
+from affidavit.proxy.roots import Roots
+from affidavit.proxy.verifiers.base import (
+    CallContext,
+    Evidence,
+    Receipt,
+    Verdict,
+    Verifier,
+    utc_now,
+)
+
+T = TypeVar("T")
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
+RECEIPT_META = "affidavit/receipt"
+REPLAYED_META = "affidavit/replayed"
+APPROVAL_TIMEOUT = 600.0
+ROOTS_TIMEOUT = 10.0
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+def receipt_line(receipt: Receipt) -> str:
+    """The one-line human form of a receipt (stderr, and the text added by ``--receipts``)."""
+    head = (
+        f"[affidavit receipt] {receipt.verdict.value.upper()} · {receipt.verifier}: {receipt.claim}"
+    )
+    if receipt.evidence:
+        return head + " — " + "; ".join(e.observed for e in receipt.evidence)
+    return head
+
+
+def _unchecked(verifier: str, claim: str, why: str) -> Receipt:
+    return Receipt(Verdict.UNCHECKED, verifier, claim, (Evidence(why, "affidavit proxy"),))
+
+
+def _tool_error(text: str, receipt: Receipt | None = None) -> dict[str, Any]:
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
+    if receipt is not None:
+        result["_meta"] = {RECEIPT_META: receipt.as_dict()}
+    return result
+
+
+def _original_text(result: Mapping[str, Any]) -> str:
+    parts = [
+        str(item.get("text", ""))
+        for item in result.get("content") or []
+        if isinstance(item, Mapping) and item.get("type") == "text"
+    ]
+    text = " ".join(parts).strip()
+    return text if len(text) <= 500 else text[:500] + "…"
+
+
+def contradicted_result(result: Mapping[str, Any], receipt: Receipt) -> dict[str, Any]:
+    """The error result that replaces a claimed success that verification contradicted."""
+    evidence = "; ".join(f"{e.observed} ({e.where}, {e.when})" for e in receipt.evidence)
+    text = (
+        f"affidavit: the backend reported success, but verification contradicted it. "
+        f"Claim: {receipt.claim}. Evidence: {evidence or 'none recorded'}."
+    )
+    original = _original_text(result)
+    if original:
+        text += f" The backend's (untrusted) reply was: {original}"
+    return _tool_error(text, receipt)
+
+
+def with_receipt(result: Mapping[str, Any], receipt: Receipt) -> dict[str, Any]:
+    """``result`` with the receipt appended as text and in ``_meta`` (``--receipts``)."""
+    updated = dict(result)
+    content = list(updated.get("content") or [])
+    content.append({"type": "text", "text": receipt_line(receipt)})
+    updated["content"] = content
+    meta = dict(updated.get("_meta") or {})
+    meta[RECEIPT_META] = receipt.as_dict()
+    updated["_meta"] = meta
+    return updated
+
+
+def _result_of(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """``(result, whole message)`` of a reply line; ``result`` is ``None`` for errors."""
+    message = jsonrpc.parse(line)
+    if not isinstance(message, dict):
+        return None, {}
+    result = message.get("result")
+    return (result if isinstance(result, dict) else None), message
+
+
+class ProxyInterceptor:
+    """The acting half of one proxy session."""
+
+    def __init__(self, relay: Relay, options: ProxyOptions) -> None:
+        self.relay = relay
+        self.options = options
+        self.roots = Roots(configured=options.roots)
+        self.audit = AuditLog(options.audit_log, session=secrets.token_hex(8))
+        self.cache = ReplayCache()
+        self.pins = (
+            PinStore(options.pins_path, relay.backend.identity) if options.pin_tools else None
+        )
+        self._listed: set[str] = set()
+        self.host_caps: dict[str, Any] = {}
+        self.backend_name = ""
+        self._roots_task: asyncio.Task[None] | None = None
+        self._verify_pool = concurrent.futures.ThreadPoolExecutor(8, "affidavit-verify")
+        self._audit_pool = concurrent.futures.ThreadPoolExecutor(1, "affidavit-audit")
+        methods = {
+            "initialize",
+            "server/discover",
+            "tools/call",
+            "resources/read",
+            "resources/list",
+        }
+        if self.pins is not None:
+            methods.add("tools/list")
+        self.methods = frozenset(methods)
+
+    # ------------------------------------------------------------ plumbing
+
+    async def _in_thread(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(loop.run_in_executor(self._verify_pool, fn, *args), timeout)
+
+    def _record(self, body: Mapping[str, Any]) -> None:
+        entry = self.audit.remember({"ts": utc_now(), **dict(body)})
+        future = self._audit_pool.submit(self.audit.write, entry)
+        future.add_done_callback(self._audit_failed)
+
+    @staticmethod
+    def _audit_failed(future: concurrent.futures.Future[None]) -> None:
+        exc = future.exception()
+        if exc is not None:
+            log(f"could not write the audit log ({exc})")
+
+    def _context(self, method: str, name: str, arguments: Mapping[str, Any]) -> CallContext:
+        argv = getattr(self.relay.backend, "argv", ())
+        return CallContext(
+            method=method,
+            name=name,
+            arguments=arguments,
+            backend=self.backend_name,
+            backend_command=tuple(argv),
+            roots=self.roots.all,
+            settings=self.options.settings,
+        )
+
+    def _select(self, ctx: CallContext) -> Verifier | None:
+        for verifier in self.options.verifiers:
+            try:
+                if verifier.applies(ctx):
+                    return verifier
+            except Exception as exc:
+                log(f"verifier {getattr(verifier, 'name', verifier)!r} failed in applies(): {exc}")
+        return None
+
+    async def _snapshot(self, verifier: Verifier, ctx: CallContext) -> tuple[bool, Any]:
+        try:
+            before = await self._in_thread(
+                verifier.snapshot, ctx, timeout=self.options.verify_timeout
+            )
+        except Exception as exc:
+            log(f"verifier {verifier.name!r} could not take its snapshot ({exc!r})")
+            return False, None
+        return True, before
+
+    async def _verify(
+        self, verifier: Verifier, ctx: CallContext, before: Any, result: Mapping[str, Any]
+    ) -> Receipt:
+        try:
+            receipt = await self._in_thread(
+                verifier.verify, ctx, before, result, timeout=self.options.verify_timeout
+            )
+        except TimeoutError:
+            return _unchecked(verifier.name, ctx.name, "verification timed out")
+        except Exception as exc:
+            return _unchecked(verifier.name, ctx.name, f"verifier failed ({type(exc).__name__})")
+        if not isinstance(receipt, Receipt):
+            return _unchecked(verifier.name, ctx.name, "verifier returned no receipt")
+        return receipt
+
+    async def _still_holds(self, outcome: Verified) -> bool:
+        try:
+            held = await self._in_thread(
+                outcome.verifier.still_holds,
+                outcome.ctx,
+                outcome.receipt,
+                timeout=self.options.verify_timeout,
+            )
+        except Exception:
+            return False
+        return held is True
+
+    async def _await_roots(self) -> None:
+        task = self._roots_task
+        if task is not None and not task.done():
+            await asyncio.wait({task}, timeout=ROOTS_TIMEOUT)
+
+    def _host_can(self, capability: str, params: Mapping[str, Any]) -> bool:
+        meta = params.get("_meta")
+        if isinstance(meta, Mapping) and isinstance(meta.get(CLIENT_CAPS_META), Mapping):
+            return False  # a stateless (2026-07-28) request: the proxy cannot ask mid-call
+        return isinstance(self.host_caps.get(capability), Mapping)
+
+    # ------------------------------------------------------------ dispatch
+
+    async def handle(self, request: HostRequest) -> None:
+        """Act on one host request; always answers it (or it was cancelled by the host)."""
+        method = request.method
+        if method == "tools/call":
+            await self._tools_call(request)
+        elif method == "resources/read":
+            await self._resources_read(request)
+        elif method == "resources/list":
+            await self._resources_list(request)
+        elif method == "tools/list":
+            await self._tools_list(request)
+        else:
+            await self._handshake(request)
+
+    def on_host_notification(self, peek: Peek, line: bytes) -> None:
+        """Ask a roots-capable host for its roots once it is ready, and when they change."""
+        asks = peek.method in ("notifications/initialized", "notifications/roots/list_changed")
+        if asks and isinstance(self.host_caps.get("roots"), Mapping):
+            self._roots_task = self.relay.spawn(self._refresh_roots())
+
+    def on_backend_request(self, peek: Peek, line: bytes) -> bytes | None:
+        """Answer a backend request here, or return ``None`` to pass it to the host."""
+        policy = self.options.policy
+        sampling = peek.method == "sampling/createMessage"
+        if sampling and policy is not None and not policy.allow_sampling():
+            limit = policy.sampling_per_minute
+            self._record({"kind": "sampling", "policy": {"action": DENY, "limit": limit}})
+            log(f"refused a sampling request: over the policy's {limit} per minute")
+            return jsonrpc.error_response(
+                peek.id,
+                jsonrpc.INVALID_REQUEST,
+                f"affidavit proxy: sampling refused, the policy allows {limit} per minute",
+            )
+        if (
+            peek.method == "roots/list"
+            and self.roots.configured
+            and not isinstance(self.host_caps.get("roots"), Mapping)
+        ):
+            roots = [{"uri": p.as_uri(), "name": p.name} for p in self.roots.configured]
+            return jsonrpc.result_response(peek.id, {"roots": roots})
+        return None
+
+    async def close(self) -> None:
+        """Finish audit writes; leave stuck verifier threads behind rather than hang."""
+        self._audit_pool.shutdown(wait=True)
+        self._verify_pool.shutdown(wait=False, cancel_futures=True)
+        if self.options.telemetry is not None:
+            self.options.telemetry.shutdown()
+
+    # ------------------------------------------------------------ handshake
+
+    async def _refresh_roots(self) -> None:
+        try:
+            result = await self.relay.ask("host", "roots/list", None, ROOTS_TIMEOUT)
+        except Exception as exc:
+            log(f"the host did not list its roots ({type(exc).__name__}); keeping --root")
+            return
+        self.roots.update_from_host(result)
+
+    async def _handshake(self, request: HostRequest) -> None:
+        params = request.params
+        if request.method == "initialize" and isinstance(params.get("capabilities"), dict):
+            self.host_caps = params["capabilities"]
+        line = await request.forward()
+        result, message = _result_of(line)
+        if result is None:
+            request.reply(line)
+            return
+        if request.method == "initialize":
+            info = result.get("serverInfo")
+            version = result.get("protocolVersion")
+            if isinstance(version, str) and hasattr(self.relay.backend, "note_protocol_version"):
+                self.relay.backend.note_protocol_version(version)
+        else:
+            meta = result.get("_meta")
+            info = meta.get(SERVER_INFO_META) if isinstance(meta, dict) else None
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            self.backend_name = info["name"]
+        capabilities = result.get("capabilities")
+        if isinstance(capabilities, dict) and "resources" not in capabilities:
+            capabilities["resources"] = {}  # the proxy serves affidavit://audit itself
+            request.reply(jsonrpc.encode(message).rstrip(b"\n"))
+        else:
+            request.reply(line)
+
+    # ------------------------------------------------------------ resources
+
+    def _audit_resource(self) -> dict[str, Any]:
+        return {
+            "uri": AUDIT_RESOURCE_URI,
+            "name": "affidavit-audit",
+            "title": "affidavit proxy audit (this session)",
+            "description": "Receipts and policy decisions for this session's calls.",
+            "mimeType": "application/json",
+        }
+
+    async def _resources_list(self, request: HostRequest) -> None:
+        line = await request.forward()
+        if request.params.get("cursor") is not None:
+            request.reply(line)
+            return
+        result, message = _result_of(line)
+        if result is not None and isinstance(result.get("resources"), list):
+            result["resources"].append(self._audit_resource())
+            request.reply(jsonrpc.encode(message).rstrip(b"\n"))
+            return
+        error = message.get("error")
+        if isinstance(error, dict) and error.get("code") == jsonrpc.METHOD_NOT_FOUND:
+            listing = {"resources": [self._audit_resource()]}
+            request.reply(jsonrpc.result_response(request.id, listing).rstrip(b"\n"))
+            return
+        request.reply(line)
+
+    async def _resources_read(self, request: HostRequest) -> None:
+        uri = request.params.get("uri")
+        if uri == AUDIT_RESOURCE_URI:
+            text = json.dumps(self.audit.session_entries(), ensure_ascii=False, indent=1)
+            contents = [{"uri": AUDIT_RESOURCE_URI, "mimeType": "application/json", "text": text}]
+            request.reply(jsonrpc.result_response(request.id, {"contents": contents}).rstrip(b"\n"))
+            return
+        if not isinstance(uri, str):
+            request.reply(await request.forward())
+            return
+        await self._await_roots()
+        started = time.perf_counter()
+        ctx = self._context("resources/read", uri, {})
+        verifier = self._select(ctx)
+        ok, before = await self._snapshot(verifier, ctx) if verifier else (False, None)
+        line = await request.forward()
+        result, _ = _result_of(line)
+        if result is None:
+            request.reply(line)
+            return
+        if verifier is None or not ok:
+            receipt = _unchecked(
+                verifier.name if verifier else "none", uri, "no verifier checked it"
+            )
+        else:
+            receipt = await self._verify(verifier, ctx, before, result)
+        if receipt.verdict is Verdict.CONTRADICTED:
+            request.reply(
+                jsonrpc.error_response(
+                    request.id,
+                    jsonrpc.CONTRADICTED,
+                    f"affidavit: the contents of {uri} were contradicted by verification: "
+                    + "; ".join(e.observed for e in receipt.evidence),
+                    {RECEIPT_META: receipt.as_dict()},
+                ).rstrip(b"\n")
+            )
+        elif self.options.receipts:
+            updated = dict(result)
+            updated["_meta"] = {**dict(updated.get("_meta") or {}), RECEIPT_META: receipt.as_dict()}
+            request.reply(jsonrpc.result_response(request.id, updated).rstrip(b"\n"))
+        else:
+            request.reply(line)
+        self._log_receipt(receipt, ctx.name)
+        self._record(
+            {
+                "kind": "read",
+                "method": "resources/read",
+                "uri": uri,
+                "backend": self.backend_name,
+                **self._receipt_fields(receipt),
+                "timings_ms": {"total": _ms(started)},
+            }
+        )
+
+    # ------------------------------------------------------------ tools
+
+    async def _tools_list(self, request: HostRequest) -> None:
+        assert self.pins is not None
+        line = await request.forward()
+        result, message = _result_of(line)
+        tools = result.get("tools") if result is not None else None
+        if not isinstance(tools, list):
+            request.reply(line)
+            return
+        await self._check_pins(tools)
+        kept = [
+            t for t in tools if not (isinstance(t, dict) and t.get("name") in self.pins.refused)
+        ]
+        if len(kept) == len(tools):
+            request.reply(line)
+            return
+        assert result is not None
+        result["tools"] = kept
+        request.reply(jsonrpc.encode(message).rstrip(b"\n"))
+
+    async def _check_pins(self, tools: list[Any]) -> None:
+        assert self.pins is not None
+        definitions = [t for t in tools if isinstance(t, dict)]
+        changes = await self._in_thread(self.pins.check, definitions, timeout=30.0)
+        self._listed.update(str(t.get("name")) for t in definitions)
+        for change in changes:
+            log(
+                f"tool {change.tool!r} changed its definition since it was pinned; it is refused "
+                "until you run `affidavit proxy trust-tools`"
+            )
+            self._record(
+                {
+                    "kind": "pin-changed",
+                    "tool": change.tool,
+                    "pinned": change.pinned,
+                    "seen": change.seen,
+                }
+            )
+
+    async def _pins_refuse(self, request: HostRequest, name: str) -> bool:
+        """Whether the pins refuse ``name`` (listing the backend's tools if not seen yet)."""
+        if self.pins is None:
+            return False
+        if name not in self._listed:
+            tools: list[Any] = []
+            params: dict[str, Any] = {}
+            if "_meta" in request.params:
+                params["_meta"] = request.params["_meta"]
+            try:
+                while True:
+                    page = await self.relay.ask("backend", "tools/list", params or None, 30.0)
+                    tools.extend(page.get("tools") or [])
+                    cursor = page.get("nextCursor")
+                    if not isinstance(cursor, str) or not cursor:
+                        break
+                    params["cursor"] = cursor
+            except Exception as exc:
+                log(f"could not list the backend's tools to check pins ({type(exc).__name__})")
+                return True
+            await self._check_pins(tools)
+        return name in self.pins.refused
+
+    async def _approve(
+        self, request: HostRequest, name: str, arguments: Mapping[str, Any], reason: str
+    ) -> tuple[bool, str]:
+        if not self._host_can("elicitation", request.params):
+            return False, (
+                "it needs approval, but the host cannot ask (it did not declare the elicitation "
+                "capability on a session); allow the tool in the policy file or use a host that "
+                "supports elicitation"
+            )
+        shown = json.dumps(arguments, ensure_ascii=False, indent=2, sort_keys=True)
+        message = (
+            f"The agent wants to call the tool `{name}`"
+            + (f" ({self.backend_name})" if self.backend_name else "")
+            + f" with these arguments:\n{shown}\n"
+            + (f"Policy: {reason}\n" if reason else "")
+            + "Allow this call?"
+        )
+        schema = {
+            "type": "object",
+            "properties": {
+                "approve": {"type": "boolean", "title": "Allow this call", "default": False}
+            },
+            "required": ["approve"],
+        }
+        try:
+            answer = await self.relay.ask(
+                "host",
+                "elicitation/create",
+                {"message": message, "requestedSchema": schema},
+                APPROVAL_TIMEOUT,
+            )
+        except TimeoutError:
+            return False, "nobody approved it in time"
+        except Exception as exc:
+            return False, f"the approval request failed ({exc})"
+        content = answer.get("content")
+        if (
+            answer.get("action") == "accept"
+            and isinstance(content, dict)
+            and content.get("approve") is True
+        ):
+            return True, "approved by the user"
+        return False, f"the user did not approve it ({answer.get('action', 'no answer')})"
+
+    async def _tools_call(self, request: HostRequest) -> None:
+        started = time.perf_counter()
+        params = request.params
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            request.reply(await request.forward())  # malformed: the backend says why
+            return
+        entry: dict[str, Any] = {
+            "kind": "call",
+            "method": "tools/call",
+            "tool": name,
+            "backend": self.backend_name,
+            "arguments": redact(arguments),
+            "arguments_sha256": arguments_digest(arguments),
+        }
+        timings: dict[str, float] = {}
+        if await self._pins_refuse(request, name):
+            text = (
+                f"affidavit proxy: refused `{name}`: its definition changed since it was pinned "
+                "(or could not be checked); review it and run `affidavit proxy trust-tools`"
+            )
+            request.reply(jsonrpc.result_response(request.id, _tool_error(text)).rstrip(b"\n"))
+            refused = {"action": "refused", "allowed": False, "reason": "tool pin changed"}
+            self._record({**entry, "policy": refused, "outcome": "refused"})
+            return
+        decision, allowed, why = await self._decide(request, name, arguments, timings)
+        entry["policy"] = {**decision.as_dict(), "allowed": allowed, "reason": why}
+        if not allowed:
+            text = f"affidavit proxy: policy denied this call to `{name}`: {why}"
+            request.reply(jsonrpc.result_response(request.id, _tool_error(text)).rstrip(b"\n"))
+            log(text)
+            self._record(
+                {**entry, "outcome": "denied", "timings_ms": {**timings, "total": _ms(started)}}
+            )
+            return
+        await self._await_roots()
+        ctx = self._context("tools/call", name, arguments)
+        verifier = self._select(ctx)
+        replayable = (
+            self.options.idempotent_replay
+            and verifier is not None
+            and "requestState" not in params
+            and "inputResponses" not in params
+        )
+        if not replayable:
+            await self._run_call(request, ctx, verifier, entry, timings, started, None)
+            return
+        key = call_key(name, arguments)
+        async with self.cache.exclusive(key):
+            cached = self.cache.verified(key)
+            if cached is not None:
+                if await self._still_holds(cached):
+                    self._answer_from_cache(request, cached, entry, started)
+                    return
+                self.cache.forget(key)
+            await self._run_call(request, ctx, verifier, entry, timings, started, key)
+
+    async def _decide(
+        self,
+        request: HostRequest,
+        name: str,
+        arguments: Mapping[str, Any],
+        timings: dict[str, float],
+    ) -> tuple[Decision, bool, str]:
+        """The policy's decision, whether the call may go ahead, and why."""
+        policy = self.options.policy
+        if policy is None:
+            return Decision(ALLOW, -1, "no policy"), True, "no policy"
+        t0 = time.perf_counter()
+        decision = policy.decide(name, arguments, self.roots.all)
+        timings["policy"] = _ms(t0)
+        if decision.action == APPROVE:
+            t0 = time.perf_counter()
+            approved, why = await self._approve(request, name, arguments, decision.reason)
+            timings["approval"] = _ms(t0)
+            return decision, approved, why
+        if decision.action == DENY:
+            which = f"rule {decision.rule + 1}" if decision.rule >= 0 else "the default"
+            return decision, False, decision.reason or f"{which} of the policy denies it"
+        return decision, True, decision.reason
+
+    def _answer_from_cache(
+        self, request: HostRequest, cached: Verified, entry: dict[str, Any], started: float
+    ) -> None:
+        result = dict(cached.result)
+        if self.options.receipts:
+            result = with_receipt(result, cached.receipt)
+        meta = dict(result.get("_meta") or {})
+        meta[REPLAYED_META] = True
+        result["_meta"] = meta
+        request.reply(jsonrpc.result_response(request.id, result).rstrip(b"\n"))
+        log(f"answered a retry of `{entry['tool']}` from its verified result (state still holds)")
+        self._record(
+            {
+                **entry,
+                "outcome": "replayed",
+                **self._receipt_fields(cached.receipt),
+                "timings_ms": {"total": _ms(started)},
+            }
+        )
+
+    async def _run_call(
+        self,
+        request: HostRequest,
+        ctx: CallContext,
+        verifier: Verifier | None,
+        entry: dict[str, Any],
+        timings: dict[str, float],
+        started: float,
+        replay_key: str | None,
+    ) -> None:
+        snapshot_ok, before = False, None
+        if verifier is not None:
+            t0 = time.perf_counter()
+            snapshot_ok, before = await self._snapshot(verifier, ctx)
+            timings["snapshot"] = _ms(t0)
+        t0 = time.perf_counter()
+        line = await request.forward()
+        timings["backend"] = _ms(t0)
+        result, _ = (
+            _result_of(line) if (verifier is not None or self.options.receipts) else (None, {})
+        )
+        if result is None and verifier is None and not self.options.receipts:
+            request.reply(line)  # nothing to judge: the original bytes, at once
+            receipt = _unchecked("none", ctx.name, "no verifier for this tool")
+            self._finish(entry, receipt, timings, started, "forwarded", request)
+            return
+        if result is None:
+            request.reply(line)
+            self._finish(entry, None, timings, started, "error", request)
+            return
+        receipt = await self._judge(verifier, snapshot_ok, ctx, before, result, timings)
+        if replay_key is not None and verifier is not None:
+            self.cache.store(replay_key, Verified(result, receipt, verifier, ctx))
+        if receipt.verdict is Verdict.CONTRADICTED:
+            rewritten = contradicted_result(result, receipt)
+            request.reply(jsonrpc.result_response(request.id, rewritten).rstrip(b"\n"))
+        elif self.options.receipts:
+            updated = with_receipt(result, receipt)
+            request.reply(jsonrpc.result_response(request.id, updated).rstrip(b"\n"))
+        else:
+            request.reply(line)
+        self._finish(entry, receipt, timings, started, "result", request)
+
+    async def _judge(
+        self,
+        verifier: Verifier | None,
+        snapshot_ok: bool,
+        ctx: CallContext,
+        before: Any,
+        result: Mapping[str, Any],
+        timings: dict[str, float],
+    ) -> Receipt:
+        if verifier is None:
+            return _unchecked("none", ctx.name, "no verifier for this tool")
+        if not snapshot_ok:
+            return _unchecked(verifier.name, ctx.name, "the pre-call snapshot failed")
+        if result.get("isError") is True:
+            return _unchecked(
+                verifier.name, ctx.name, "the tool reported an error; nothing claimed"
+            )
+        if result.get("resultType") == "input_required":
+            return _unchecked(verifier.name, ctx.name, "the tool asked for more input")
+        t0 = time.perf_counter()
+        receipt = await self._verify(verifier, ctx, before, result)
+        timings["verify"] = _ms(t0)
+        return receipt
+
+    def _receipt_fields(self, receipt: Receipt | None) -> dict[str, Any]:
+        if receipt is None:
+            return {"verdict": None}
+        return {
+            "verdict": receipt.verdict.value,
+            "verifier": receipt.verifier,
+            "claim": redact(receipt.claim),
+            "evidence": redact([e.as_dict() for e in receipt.evidence]),
+        }
+
+    def _log_receipt(self, receipt: Receipt, name: str) -> None:
+        if receipt.verifier != "none":
+            log(receipt_line(receipt))
+
+    def _finish(
+        self,
+        entry: dict[str, Any],
+        receipt: Receipt | None,
+        timings: dict[str, float],
+        started: float,
+        outcome: str,
+        request: HostRequest,
+    ) -> None:
+        total = _ms(started)
+        if receipt is not None:
+            self._log_receipt(receipt, entry["tool"])
+        self._record(
+            {
+                **entry,
+                "outcome": outcome,
+                **self._receipt_fields(receipt),
+                "timings_ms": {**timings, "total": total},
+            }
+        )
+        telemetry = self.options.telemetry
+        if telemetry is not None:
+            verdict = receipt.verdict.value if receipt is not None else "error"
+            telemetry.record_call(
+                entry["tool"], str(request.id), total / 1000, verdict, outcome == "error"
+            )

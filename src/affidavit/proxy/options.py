@@ -1,0 +1,35 @@
+"""Everything one proxy run is configured with, gathered by the CLI in one value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from affidavit.proxy.otel import Telemetry
+from affidavit.proxy.policy import Policy
+from affidavit.proxy.verifiers.base import Verifier
+
+
+@dataclass(frozen=True)
+class ProxyOptions:
+    """The switches of ``affidavit proxy``; see ``docs/proxy.md`` for each one."""
+
+    audit_log: Path
+    roots: tuple[Path, ...] = ()
+    idempotent_replay: bool = False
+    receipts: bool = False
+    policy: Policy | None = None
+    pin_tools: bool = False
+    verifiers: tuple[Verifier, ...] = ()
+    verify_timeout: float = 60.0
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    telemetry: Telemetry | None = None
+
+    @property
+    def pins_path(self) -> Path:
+        """Pins live beside the audit log."""
+        from affidavit.proxy.pinning import PINS_FILE
+
+        return self.audit_log.parent / PINS_FILE

@@ -1,0 +1,411 @@
+"""The raw relay: JSON-RPC lines in from one side, the same bytes out the other.
+
+Two reader loops (host stdin, backend output) classify each line with
+:func:`affidavit.core.jsonrpc.peek` and forward it unchanged unless the
+:class:`~affidavit.proxy.intercept.Interceptor` acts on its method. Requests flow both ways
+(the host's ``tools/call``; the backend's ``sampling/createMessage``, ``elicitation/create``,
+``roots/list``; the proxy's own questions to either side), so replies are correlated by
+direction *and* id: a response read from the backend can only answer a request that went to
+the backend, whatever id the other direction happens to be using.
+
+Robustness rules: a blank or non-JSON line is reported on stderr and dropped; if the backend
+dies, every request still waiting for it gets a JSON-RPC error and the proxy exits; if the
+host goes away, the backend's stdin is closed, it gets a grace period, then it is stopped.
+Acting on a message never blocks the reader loops: the interceptor runs each call in its own
+task and verifiers in threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import secrets
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from affidavit.core import jsonrpc
+from affidavit.core.jsonrpc import IdKey, Kind, Peek
+from affidavit.proxy.hostio import HostIO
+
+
+class Backend(Protocol):
+    """What the relay needs from a backend transport (stdio subprocess or Streamable HTTP)."""
+
+    @property
+    def identity(self) -> str: ...
+
+    async def start(self) -> None: ...
+
+    async def send(self, line: bytes) -> None: ...
+
+    async def receive(self) -> bytes | None: ...
+
+    def exit_status(self) -> str: ...
+
+    async def close(self, grace: float = 5.0) -> None: ...
+
+
+class BackendGone(Exception):
+    """The backend ended before it answered."""
+
+
+def log(message: str) -> None:
+    """One diagnostic line on stderr (stdout is the protocol channel)."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"affidavit proxy: {message}\n")
+        sys.stderr.flush()
+
+
+@dataclass
+class Pending:
+    """A request sent to one side and not yet answered."""
+
+    method: str
+    request_id: Any
+    future: asyncio.Future[bytes] | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass
+class HostRequest:
+    """A request from the host that the interceptor acts on."""
+
+    relay: Relay
+    peek: Peek
+    line: bytes
+    message: dict[str, Any]
+    forwarded: bool = False
+
+    @property
+    def id(self) -> Any:
+        return self.peek.id
+
+    @property
+    def method(self) -> str:
+        return self.peek.method or ""
+
+    @property
+    def params(self) -> dict[str, Any]:
+        params = self.message.get("params")
+        return params if isinstance(params, dict) else {}
+
+    async def forward(self) -> bytes:
+        """Send the original bytes to the backend; return the backend's reply line."""
+        self.forwarded = True
+        return await self.relay.send_to_backend(self.peek, self.line, wait=True)
+
+    def reply(self, line: bytes) -> None:
+        """Answer the host."""
+        self.relay.host.write(line)
+
+
+class Interceptor(Protocol):
+    """The acting half of the proxy (see :mod:`affidavit.proxy.intercept`)."""
+
+    methods: frozenset[str]
+
+    async def handle(self, request: HostRequest) -> None: ...
+
+    def on_host_notification(self, peek: Peek, line: bytes) -> None: ...
+
+    def on_backend_request(self, peek: Peek, line: bytes) -> bytes | None: ...
+
+    async def close(self) -> None: ...
+
+
+class Relay:
+    """One host, one backend, and the tables that correlate their requests."""
+
+    def __init__(self, backend: Backend, host: HostIO | None = None) -> None:
+        self.backend = backend
+        self.host = host or HostIO()
+        self.interceptor: Interceptor | None = None
+        self._to_backend: dict[IdKey, Pending] = {}
+        self._to_host: dict[IdKey, Pending] = {}
+        self._held: dict[IdKey, tuple[HostRequest, asyncio.Task[None]]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._prefix = f"affidavit-{secrets.token_hex(4)}-"
+        self._counter = itertools.count(1)
+        self._backend_gone = False
+        self._host_gone = asyncio.Event()
+        self.exit_code = 0
+
+    # ----------------------------------------------------------------- sending
+
+    async def send_to_backend(self, peek: Peek, line: bytes, *, wait: bool) -> bytes:
+        """Forward a host request; with ``wait``, return the backend's reply line."""
+        key = peek.key
+        if self._backend_gone:
+            raise BackendGone(self.backend.exit_status())
+        pending = Pending(peek.method or "", peek.id)
+        if wait:
+            pending.future = asyncio.get_running_loop().create_future()
+        if key is not None:
+            self._to_backend[key] = pending
+        await self.backend.send(line + b"\n")
+        if pending.future is None:
+            return b""
+        return await pending.future
+
+    async def ask(self, side: str, method: str, params: Any, timeout: float) -> dict[str, Any]:
+        """The proxy's own request to ``side`` (``"host"`` or ``"backend"``); its result.
+
+        Raises :class:`BackendGone`, ``TimeoutError``, or ``RuntimeError`` for an error reply.
+        """
+        request_id = f"{self._prefix}{next(self._counter)}"
+        key = jsonrpc.id_key(request_id)
+        assert key is not None
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        table = self._to_host if side == "host" else self._to_backend
+        table[key] = Pending(method, request_id, future)
+        line = jsonrpc.request_line(request_id, method, params)
+        try:
+            if side == "host":
+                self.host.write(line.rstrip(b"\n"))
+                await self.host.drain()
+            else:
+                if self._backend_gone:
+                    raise BackendGone(self.backend.exit_status())
+                await self.backend.send(line)
+            reply = jsonrpc.parse(await asyncio.wait_for(future, timeout))
+        finally:
+            table.pop(key, None)
+        if not isinstance(reply, dict) or "error" in reply:
+            error = reply.get("error") if isinstance(reply, dict) else None
+            message = error.get("message") if isinstance(error, dict) else "invalid reply"
+            raise RuntimeError(str(message))
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Run ``coro`` as a tracked task (finished or cancelled at shutdown)."""
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            log(f"internal error while handling a message ({type(exc).__name__}: {exc})")
+
+    # ------------------------------------------------------------- host side
+
+    async def _host_loop(self) -> None:
+        while True:
+            line = await self.host.readline()
+            if line is None:
+                break
+            peek = jsonrpc.peek(line)
+            await self._from_host(peek, line)
+        self._host_gone.set()
+
+    async def _from_host(self, peek: Peek, line: bytes) -> None:
+        kind = peek.kind
+        if kind is Kind.INVALID:
+            log(f"dropped a line from the host: {peek.reason}")
+        elif kind is Kind.RESPONSE:
+            key = peek.key
+            pending = self._to_host.pop(key, None) if key is not None else None
+            if pending is not None and pending.future is not None:
+                if not pending.future.done():
+                    pending.future.set_result(line)
+            elif not self._backend_gone:
+                await self.backend.send(line + b"\n")
+        elif kind is Kind.REQUEST:
+            await self._host_request(peek, line)
+        elif kind is Kind.NOTIFICATION:
+            await self._host_notification(peek, line)
+        else:
+            await self._host_batch(peek, line)
+
+    async def _host_request(self, peek: Peek, line: bytes) -> None:
+        assert peek.method is not None
+        interceptor = self.interceptor
+        if interceptor is not None and peek.method in interceptor.methods:
+            message = peek.message if peek.message is not None else jsonrpc.parse(line)
+            request = HostRequest(self, peek, line, message)
+            key = peek.key
+            task = self.spawn(self._handle(request))
+            if key is not None:
+                self._held[key] = (request, task)
+            return
+        if self._backend_gone:
+            self.host.write(self._gone_error(peek.id).rstrip(b"\n"))
+            return
+        await self.send_to_backend(peek, line, wait=False)
+
+    async def _handle(self, request: HostRequest) -> None:
+        assert self.interceptor is not None
+        try:
+            await self.interceptor.handle(request)
+        except BackendGone:
+            request.reply(self._gone_error(request.id).rstrip(b"\n"))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log(f"internal error on {request.method} ({type(exc).__name__}: {exc})")
+            request.reply(
+                jsonrpc.error_response(
+                    request.id, jsonrpc.INTERNAL_ERROR, f"affidavit proxy: internal error ({exc})"
+                ).rstrip(b"\n")
+            )
+        finally:
+            key = request.peek.key
+            if key is not None and self._held.get(key, (None,))[0] is request:
+                del self._held[key]
+        await self.host.drain()
+
+    async def _host_notification(self, peek: Peek, line: bytes) -> None:
+        if peek.method == "notifications/cancelled":
+            message = peek.message if peek.message is not None else jsonrpc.parse(line)
+            params = message.get("params") if isinstance(message, dict) else None
+            target = jsonrpc.id_key(params.get("requestId")) if isinstance(params, dict) else None
+            held = self._held.get(target) if target is not None else None
+            if held is not None and not held[0].forwarded:
+                held[1].cancel()  # never reached the backend: nothing to tell it
+                return
+        if self.interceptor is not None:
+            self.interceptor.on_host_notification(peek, line)
+        if not self._backend_gone:
+            await self.backend.send(line + b"\n")
+
+    async def _host_batch(self, peek: Peek, line: bytes) -> None:
+        members = [jsonrpc.classify(m) for m in peek.message]
+        acted = self.interceptor.methods if self.interceptor is not None else frozenset()
+        if any(m.kind is Kind.REQUEST and m.method in acted for m in members):
+            errors = [
+                {
+                    "jsonrpc": "2.0",
+                    "id": m.id,
+                    "error": {
+                        "code": jsonrpc.INVALID_REQUEST,
+                        "message": "affidavit proxy: a batch containing "
+                        f"{m.method} cannot be verified; send each call as its own message",
+                    },
+                }
+                for m in members
+                if m.kind is Kind.REQUEST
+            ]
+            self.host.write(jsonrpc.encode(errors).rstrip(b"\n"))
+            return
+        for member in members:
+            key = member.key
+            if member.kind is Kind.REQUEST and key is not None:
+                self._to_backend[key] = Pending(member.method or "", member.id)
+        if not self._backend_gone:
+            await self.backend.send(line + b"\n")
+
+    # ---------------------------------------------------------- backend side
+
+    async def _backend_loop(self) -> None:
+        while True:
+            line = await self.backend.receive()
+            if line is None:
+                break
+            peek = jsonrpc.peek(line)
+            self._from_backend(peek, line)
+            await self.host.drain()
+        self._backend_gone = True
+
+    def _from_backend(self, peek: Peek, line: bytes) -> None:
+        kind = peek.kind
+        if kind is Kind.INVALID:
+            log(f"dropped a line from the backend: {peek.reason}")
+        elif kind is Kind.RESPONSE:
+            key = peek.key
+            pending = self._to_backend.pop(key, None) if key is not None else None
+            if pending is not None and pending.future is not None:
+                if not pending.future.done():
+                    pending.future.set_result(line)
+            else:
+                self.host.write(line)
+        elif kind is Kind.REQUEST:
+            answer = None
+            if self.interceptor is not None:
+                answer = self.interceptor.on_backend_request(peek, line)
+            if answer is not None:
+                self.spawn(self.backend.send(answer))
+            else:
+                self.host.write(line)
+        elif kind is Kind.BATCH:
+            for member in (jsonrpc.classify(m) for m in peek.message):
+                key = member.key
+                if member.kind is Kind.RESPONSE and key is not None:
+                    self._to_backend.pop(key, None)
+            self.host.write(line)
+        else:
+            self.host.write(line)
+
+    def _gone_error(self, request_id: Any) -> bytes:
+        return jsonrpc.error_response(
+            request_id,
+            jsonrpc.BACKEND_GONE,
+            f"affidavit proxy: the backend {self.backend.exit_status()} before answering",
+        )
+
+    def _fail_in_flight(self) -> None:
+        """Answer every request the backend will now never answer."""
+        for pending in list(self._to_backend.values()):
+            if pending.future is not None:
+                if not pending.future.done():
+                    pending.future.set_exception(BackendGone(self.backend.exit_status()))
+            else:
+                self.host.write(self._gone_error(pending.request_id).rstrip(b"\n"))
+        self._to_backend.clear()
+
+    # --------------------------------------------------------------- running
+
+    async def run(self, make_interceptor: Callable[[Relay], Interceptor] | None = None) -> int:
+        """Relay until either side ends; return the process exit code."""
+        await self.host.open()
+        await self.backend.start()
+        if make_interceptor is not None:
+            self.interceptor = make_interceptor(self)
+        host_task = asyncio.create_task(self._host_loop())
+        backend_task = asyncio.create_task(self._backend_loop())
+        done, _ = await asyncio.wait({host_task, backend_task}, return_when=asyncio.FIRST_COMPLETED)
+        if backend_task in done:
+            await self._after_backend_exit(host_task)
+        else:
+            await self._after_host_exit(backend_task)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.interceptor is not None:
+            await self.interceptor.close()
+        await self.host.close()
+        return self.exit_code
+
+    async def _after_backend_exit(self, host_task: asyncio.Task[None]) -> None:
+        self._backend_gone = True
+        log(f"the backend {self.backend.exit_status()}")
+        self._fail_in_flight()
+        # let the interceptor answer the calls it was holding, then stop
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._drain_held(), 10.0)
+        await self.host.drain()
+        host_task.cancel()
+        await asyncio.gather(host_task, return_exceptions=True)
+        await self.backend.close(grace=1.0)
+        self.exit_code = 8
+
+    async def _drain_held(self) -> None:
+        while self._held:
+            await asyncio.gather(*(t for _, t in self._held.values()), return_exceptions=True)
+
+    async def _after_host_exit(self, backend_task: asyncio.Task[None]) -> None:
+        # the host closed our stdin: close the backend's, give it time to finish and exit
+        await self.backend.close(grace=5.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(backend_task, 5.0)
+        backend_task.cancel()
+        await asyncio.gather(backend_task, return_exceptions=True)
+        self._backend_gone = True
+        self._fail_in_flight()
+        await self.host.drain()
