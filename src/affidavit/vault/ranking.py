@@ -1,0 +1,415 @@
+"""Hybrid recall: every ranking constant, and the search pipeline that uses them.
+
+The two channels are independent evidence, combined as a soft OR in log-odds space::
+
+    P(relevant) = 1 - (1 - p_vec)(1 - p_lex)
+    evidence    = -W_VEC * log(1 - p_vec) - W_LEX * log(1 - p_lex) + rank agreement
+
+- ``p_vec`` maps the best-window cosine through fixed bounds (an L2-normalised encoder's
+  cosines are comparable across questions; per-query min-max would promote the best hit of
+  a hopeless question to certainty). It is capped below what a conclusive literal match
+  reaches: a cosine says "about the same thing", never "the record you named".
+- ``p_lex`` is the share of the question's self-information ``I(t) = log((N+1)/df(t))``
+  that a record contains, against at least the information of one unique term, so a term
+  unique to one memory is near-conclusive and a term in a tenth of the vault is almost
+  nothing, whatever its BM25.
+- Priors multiply, so they reorder matches and never surface a non-match: importance
+  centred on the 0.5 default, and for opinions a bonus halving every
+  :data:`OPINION_HALF_LIFE_DAYS` since the last re-affirmation.
+- Age is the share of the searched population written after a memory, applied to the
+  semantic term in odds (:func:`aged`); a literal identifier is not aged, and the relevance
+  cut reads the unaged evidence, so recency orders results but never decides which return.
+- The cut is relative to the best hit (scores are not comparable between questions) plus an
+  absolute floor, so a question the vault knows nothing about returns nothing.
+- Filters run after ranking; the vector pool widens when they leave too few results, and
+  the last widening is exhaustive, so a filter never loses a match behind the pool size.
+
+Each constant's comment names the benchmark figure that justifies it
+(``python benchmarks/locomo.py``; ``python benchmarks/vault.py``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from affidavit.vault.index import KeywordIndex, VectorIndex, query_terms
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+# --- channel weights --------------------------------------------------------------------
+#: Weight of the semantic channel. LoCoMo cat 1-4: 0.75/0.25 gave the best recall@5 of the
+#: weight pairs tried (docs/recall.md, "Tuning"); semantic carries paraphrased questions.
+W_VEC = 0.4
+#: Weight of the literal channel; its ceiling (W_LEX * -log(1 - LEX_CAP) = 1.73) must stay
+#: above the semantic ceiling (W_VEC * -log(1 - VEC_CAP) = 1.59): the property test
+#: "a literal match on a unique term beats any paraphrase" fails if it does not.
+W_LEX = 0.6
+
+# --- semantic channel -------------------------------------------------------------------
+#: Cosine at which semantic evidence starts. MiniLM puts unrelated English sentences at
+#: 0.0-0.2 and LoCoMo's relevant turns mostly above 0.3; the "unrelated question returns
+#: nothing" test and LoCoMo recall@10 both hold at 0.25.
+VEC_LO = 0.25
+#: Cosine treated as near-certain; 0.85 is the paraphrase level for this encoder.
+VEC_HI = 0.85
+#: Ceiling of p_vec, forced below 0.88 by W_LEX/LEX_CAP (see W_LEX).
+VEC_CAP = 0.88
+
+# --- literal channel --------------------------------------------------------------------
+#: Ceiling of p_lex: a record holding every informative term of the question.
+LEX_CAP = 0.999
+#: A term in more than this share of records carries ~log(10) nats or less and is dropped
+#: from the literal channel (its postings would cost more than they say). LoCoMo: 0.10
+#: kept recall@5 within noise of no threshold and bounds query time at 100k.
+COMMON_SHARE = 0.10
+#: The share rule only applies from this many records; below it every term counts.
+COMMON_MIN_RECORDS = 50
+#: English function words: they carry no evidence about a memory in any vault, and a tiny
+#: vault has too few records for the share rule to see that (the "unrelated question returns
+#: nothing" test fails on a 5-memory vault without this list).
+_FUNCTION_WORDS = """
+a an and are as at be been but by can could did do does for from had has have how i if in
+is it its me my of on or our she he so than that the their them then there these they this
+to was we were what when where which who whom why will with would you your about any all also
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+
+# --- rank agreement ---------------------------------------------------------------------
+#: Reciprocal-rank residue weight, sized to break near-ties between channel agreements.
+W_RRF = 0.10
+#: Reciprocal-rank damping.
+RRF_K = 20
+
+# --- priors -----------------------------------------------------------------------------
+#: Importance prior: final *= 1 + W_IMP * (2 * importance - 1). 0.15 reorders near-ties
+#: (test_ranking: importance reorders) without overturning a clearly better match.
+W_IMP = 0.15
+#: Opinion recency bonus at age 0 (from the last re-affirmation).
+W_OPINION = 0.30
+#: The opinion bonus halves every this many days, so the newest opinion on a subject wins.
+OPINION_HALF_LIFE_DAYS = 30.0
+#: Age in memories: the semantic odds halve when this share of the vault was written after a
+#: memory. LoCoMo questions are not recency-biased; 0.5 cost < 0.01 recall@5 there.
+AGE_HALF_LIFE_SHARE = 0.5
+
+# --- cut and pool -----------------------------------------------------------------------
+#: Adaptive results keep hits whose unaged evidence is at least this share of the best.
+RELATIVE_CUT = 0.5
+#: No hit below this unaged evidence is ever returned (the "nothing relevant" floor):
+#: equals p_vec ~ 0.05 (cosine ~0.28) alone or a small literal share alone.
+ABSOLUTE_FLOOR = 0.04
+#: Adaptive results never exceed this many.
+ADAPTIVE_CAP = 20
+#: Vector candidates considered first; widened POOL_GROWTH-fold up to POOL_WIDENINGS times,
+#: the last time exhaustive. benchmarks/vault.py: 200 keeps 10k-search p50 well under 10 ms.
+POOL_START = 200
+POOL_GROWTH = 4
+POOL_WIDENINGS = 3
+
+# --- store-time similarity (lifecycle) --------------------------------------------------
+#: A new memory at least this close (cosine) to a live one in its namespace and kind is a
+#: near-duplicate: the store returns the existing id. MiniLM puts rewordings of one sentence
+#: (case, punctuation, a word order swap) at 0.95+ and distinct facts about one subject
+#: below 0.9 (tests/vault/test_memory_lifecycle.py checks both sides).
+DUPLICATE_COSINE = 0.95
+#: A new opinion at least this close to a live opinion is about the same subject: the store
+#: returns the conflicting records instead of inserting (unless ``supersedes`` is given).
+OPINION_CONFLICT_COSINE = 0.70
+#: Without a model, the same two decisions use the overlap of informative words (Jaccard).
+DUPLICATE_JACCARD = 0.9
+#: Candidates examined for those two decisions (nearest by cosine, or best literal share).
+SIMILAR_POOL = 20
+OPINION_CONFLICT_JACCARD = 0.5
+
+
+@dataclass
+class Entry:
+    """What ranking needs to know about one searchable memory (plaintext, RAM only)."""
+
+    id: str
+    text: str
+    seq: int
+    namespace: str = "default"
+    tags: frozenset[str] = frozenset()
+    saved_at: str = ""
+    discovered: str | None = None
+    importance: float = 0.5
+    kind: str = "fact"
+    affirmed: str | None = None
+    slot: int = -1
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Post-ranking filters; dates are ISO strings compared on their date/time prefix."""
+
+    namespaces: frozenset[str] | None = None
+    tags: frozenset[str] | None = None
+    saved_since: str | None = None
+    saved_until: str | None = None
+    discovered_since: str | None = None
+    discovered_until: str | None = None
+
+    def active(self) -> bool:
+        """True when any filter is set (then the pool may need widening)."""
+        return any(
+            v is not None
+            for v in (
+                self.namespaces,
+                self.tags,
+                self.saved_since,
+                self.saved_until,
+                self.discovered_since,
+                self.discovered_until,
+            )
+        )
+
+    def admits(self, e: Entry) -> bool:
+        """Whether one entry passes every filter (``until`` bounds are inclusive by day)."""
+        if self.namespaces is not None and e.namespace not in self.namespaces:
+            return False
+        if self.tags is not None and not (self.tags & e.tags):
+            return False
+        return _within(e.saved_at, self.saved_since, self.saved_until) and _within(
+            e.discovered, self.discovered_since, self.discovered_until
+        )
+
+
+def _within(value: str | None, since: str | None, until: str | None) -> bool:
+    if since is None and until is None:
+        return True
+    if not value:
+        return False
+    if since is not None and value[: len(since)] < since:
+        return False
+    return not (until is not None and value[: len(until)] > until)
+
+
+@dataclass
+class Hit:
+    """One ranked result with the evidence behind its score."""
+
+    id: str
+    score: float
+    evidence: float
+    p_vec: float
+    p_lex: float
+    cosine: float | None = None
+    channels: list[str] = field(default_factory=list)
+
+
+def p_vec(cosine: float) -> float:
+    """A cosine as a probability of relevance, through fixed bounds and the cap."""
+    return min(VEC_CAP, max(0.0, (cosine - VEC_LO) / (VEC_HI - VEC_LO)))
+
+
+def aged(s: float, share_after: float) -> float:
+    """Shift a log-odds-style evidence term by age in memories (odds halve per half-life)."""
+    factor = 2.0 ** (-share_after / AGE_HALF_LIFE_SHARE)
+    return math.log1p(factor * math.expm1(s))
+
+
+def prior(importance: float, kind: str, affirmed: str | None, now: datetime) -> float:
+    """The multiplicative prior: centred importance, plus the opinion recency bonus."""
+    value = 1.0 + W_IMP * (2.0 * min(1.0, max(0.0, importance)) - 1.0)
+    if kind == "opinion" and affirmed:
+        days = max(0.0, (now - _parse_time(affirmed)).total_seconds() / 86400.0)
+        value += W_OPINION * 2.0 ** (-days / OPINION_HALF_LIFE_DAYS)
+    return value
+
+
+def _parse_time(value: str) -> datetime:
+    stamp = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+class RecallIndex:
+    """The searchable memories of one vault view: entries, keyword index, vector index."""
+
+    def __init__(self) -> None:
+        self.keyword = KeywordIndex()
+        self.vector = VectorIndex()
+        self._entries: dict[str, Entry] = {}
+        self._by_slot: dict[int, Entry] = {}
+        self._next_slot = 0
+        self._seqs: dict[frozenset[str] | None, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._entries
+
+    def entry(self, item_id: str) -> Entry | None:
+        """The indexed entry for an id, if it is searchable."""
+        return self._entries.get(item_id)
+
+    def entry_at(self, slot: int) -> Entry | None:
+        """The entry indexed under a slot (slots come from the channel searches)."""
+        return self._by_slot.get(slot)
+
+    def lexical_candidates(self, text: str, limit: int) -> list[tuple[int, Entry]]:
+        """The records holding most of a text's information (store-time checks, no model)."""
+        scores = self._lexical(text)
+        best = sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
+        return [(slot, self._by_slot[slot]) for slot in best]
+
+    def entries(self) -> Iterable[Entry]:
+        """Every searchable entry (no order promised)."""
+        return self._entries.values()
+
+    def add_many(self, items: Sequence[tuple[Entry, npt.NDArray[np.float32] | None]]) -> None:
+        """Index entries with their embedding windows (``None`` = keyword only)."""
+        texts: list[tuple[int, str]] = []
+        vectors: list[tuple[int, npt.NDArray[np.float32]]] = []
+        for entry, windows in items:
+            if entry.id in self._entries:
+                self.remove(entry.id)
+            entry.slot = self._next_slot
+            self._next_slot += 1
+            self._entries[entry.id] = entry
+            self._by_slot[entry.slot] = entry
+            texts.append((entry.slot, entry.text))
+            if windows is not None and len(windows):
+                vectors.append((entry.slot, windows))
+        self.keyword.add_many(texts)
+        self.vector.add_many(vectors)
+        self._seqs.clear()
+
+    def add(self, entry: Entry, windows: npt.NDArray[np.float32] | None) -> None:
+        """Index one entry."""
+        self.add_many([(entry, windows)])
+
+    def remove(self, item_id: str) -> None:
+        """Drop an entry from both channels (no-op if absent)."""
+        entry = self._entries.pop(item_id, None)
+        if entry is None:
+            return
+        del self._by_slot[entry.slot]
+        self.keyword.remove(entry.slot)
+        self.vector.remove(entry.slot)
+        self._seqs.clear()
+
+    def _share_after(self, entry: Entry, namespaces: frozenset[str] | None) -> float:
+        seqs = self._seqs.get(namespaces)
+        if seqs is None:
+            seqs = sorted(
+                e.seq
+                for e in self._entries.values()
+                if namespaces is None or e.namespace in namespaces
+            )
+            self._seqs[namespaces] = seqs
+        if not seqs:
+            return 0.0
+        return (len(seqs) - bisect.bisect_right(seqs, entry.seq)) / len(seqs)
+
+    def _lexical(self, question: str) -> dict[int, float]:
+        """p_lex per slot: the share of the question's information each record holds."""
+        n = len(self.keyword)
+        if not n:
+            return {}
+        info_total = 0.0
+        scores: dict[int, float] = {}
+        for term in query_terms(question):
+            if term in FUNCTION_WORDS:
+                continue
+            df = self.keyword.df(term)
+            if n >= COMMON_MIN_RECORDS and df > COMMON_SHARE * n:
+                continue
+            info = math.log((n + 1) / max(df, 1))
+            info_total += info
+            if df:
+                for slot in self.keyword.postings(term):
+                    scores[slot] = scores.get(slot, 0.0) + info
+        denominator = max(info_total, math.log(n + 1))
+        return {slot: min(LEX_CAP, s / denominator) for slot, s in scores.items()}
+
+    def search(
+        self,
+        question: str,
+        query_vector: npt.NDArray[np.float32] | None,
+        *,
+        filters: Filters | None = None,
+        top_k: int | None = None,
+        now: datetime | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> list[Hit]:
+        """Rank the memories for a question; adaptive length when ``top_k`` is ``None``."""
+        filters = filters or Filters()
+        now = now or datetime.now(UTC)
+        want = top_k if top_k is not None else ADAPTIVE_CAP
+        lexical = self._lexical(question)
+        pool: int | None = POOL_START
+        hits: list[Hit] = []
+        for attempt in range(POOL_WIDENINGS + 1):
+            if attempt == POOL_WIDENINGS:
+                pool = None
+            semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
+            hits = self._rank(semantic, lexical, filters, now, exclude)
+            exhausted = pool is None or pool >= len(self.vector)
+            if len(hits) >= want or exhausted or not filters.active():
+                break
+            pool = pool * POOL_GROWTH
+        return self._cut(hits, top_k)
+
+    def _rank(
+        self,
+        semantic: dict[int, float],
+        lexical: dict[int, float],
+        filters: Filters,
+        now: datetime,
+        exclude: frozenset[str],
+    ) -> list[Hit]:
+        pv = {slot: p_vec(c) for slot, c in semantic.items()}
+        vec_rank = _ranks({s: p for s, p in pv.items() if p > 0})
+        lex_rank = _ranks({s: p for s, p in lexical.items() if p > 0})
+        hits: list[Hit] = []
+        for slot in set(vec_rank) | set(lex_rank):
+            entry = self._by_slot.get(slot)
+            if entry is None or entry.id in exclude or not filters.admits(entry):
+                continue
+            pvs, pls = pv.get(slot, 0.0), lexical.get(slot, 0.0)
+            s_vec = -W_VEC * math.log1p(-pvs)
+            s_lex = -W_LEX * math.log1p(-pls)
+            residue = (
+                W_RRF
+                * RRF_K
+                * sum(
+                    1.0 / (RRF_K + ranks[slot]) for ranks in (vec_rank, lex_rank) if slot in ranks
+                )
+            )
+            evidence = s_vec + s_lex + residue
+            share = self._share_after(entry, filters.namespaces)
+            score = (aged(s_vec, share) + s_lex + residue) * prior(
+                entry.importance, entry.kind, entry.affirmed, now
+            )
+            channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
+            hits.append(Hit(entry.id, score, evidence, pvs, pls, semantic.get(slot), channels))
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits
+
+    @staticmethod
+    def _cut(hits: list[Hit], top_k: int | None) -> list[Hit]:
+        if not hits:
+            return hits
+        floor = ABSOLUTE_FLOOR
+        if top_k is None:
+            floor = max(floor, RELATIVE_CUT * max(h.evidence for h in hits))
+        kept = [h for h in hits if h.evidence >= floor]
+        return kept[: top_k if top_k is not None else ADAPTIVE_CAP]
+
+    def bm25(self, question: str, limit: int) -> list[str]:
+        """The plain BM25 baseline over the same records, as ids (benchmarks only)."""
+        return [self._by_slot[s].id for s, _ in self.keyword.bm25(question, limit)]
+
+
+def _ranks(scores: dict[int, float]) -> dict[int, int]:
+    order = sorted(scores, key=scores.__getitem__, reverse=True)
+    return {slot: rank for rank, slot in enumerate(order, start=1)}

@@ -1,0 +1,478 @@
+"""Recall over a vault: the ``Memory`` facade the CLI and the MCP server call.
+
+Public API (plain dicts in and out, so an MCP tool result is ``json.dumps`` of the return)::
+
+    from affidavit.vault.recall import Memory
+    m = Memory(vault)                      # or Memory.open(path=None): Vault.open + index
+    m.store(text=..., source=..., namespace=..., tags=[...], discovered="YYYY-MM-DD",
+            expires="2026-09-03" | "14d" | "2w" | "3m" | "1y", importance=0.8,
+            kind="fact" | "opinion", supersedes=None | [] | [ids], quarantined=False)
+        -> {"id", "status": "stored" | "duplicate" | "reaffirmed" | "conflict",
+            "conflicts": [memory...] (status conflict), "superseded": [ids]}
+    m.store_many([{...}, ...]) -> [result, ...]   every item validated before any is stored
+    m.search(query, namespaces=None, tags=None, saved_since=None, saved_until=None,
+             discovered_since=None, discovered_until=None, top_k=None)
+        -> {"results": [memory + score + channels], "semantic": bool, "notice": str}
+    m.get(id) -> memory (superseded ones too, with "superseded_by")
+    m.recent(limit=10, namespace=None) -> [memory, ...] newest first
+    m.forget(id, shred=False) -> {"id", "forgotten": True, "shredded": bool}
+    m.link(subject, predicate, object, src_id=None, valid_from=None, valid_to=None,
+           namespace="default") -> relation
+    m.relations(entity=None, subject=None, predicate=None, object=None, as_of=None,
+                namespace=None, limit=50) -> {"relations": [...], "truncated", "total"}
+    m.unlink(id) -> {"id", "unlinked": True}
+    m.expire() -> {"expired": [ids]}       (also runs by itself after every write)
+    m.status() -> vault status + {"semantic", "model", "indexed", "vector_index"}
+    m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits)
+
+Why a facade: the vault stores sealed records and knows nothing of ranking; the indexes
+know nothing of the vault. ``Memory`` keeps the RAM index in step with the vault through
+the vault's change listener (own writes and other processes' writes alike), calls
+``Vault.refresh()`` before each read so another agent's store is visible to the next query,
+and embeds once at store time: the vector is sealed with the record, so unlocking never
+re-embeds. Reads write nothing; expired memories are hidden from reads at once and
+forgotten by the sweep on the next write.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from affidavit.core.errors import InputError, NotFoundError
+from affidavit.vault import graph, lifecycle, ranking
+from affidavit.vault import memory as model
+from affidavit.vault.embedder import (
+    Embedder,
+    describe,
+    shared_embedder,
+    vector_from_bytes,
+    vector_to_bytes,
+)
+from affidavit.vault.index import query_terms
+from affidavit.vault.items import Change, NewItem, VaultItem
+from affidavit.vault.ranking import Entry, Filters, RecallIndex
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from affidavit.vault.api import Vault
+
+MEMORY = "memory"
+MAX_CHARS_SETTING = "max_memory_chars"
+_AUTO: Any = object()
+
+
+def _entry(item: VaultItem) -> Entry:
+    d = item.data
+    return Entry(
+        id=item.id,
+        text=str(d.get("text", "")),
+        seq=item.seq,
+        namespace=item.namespace,
+        tags=frozenset(d.get("tags", [])),
+        saved_at=item.saved_at,
+        discovered=d.get("discovered"),
+        importance=float(d.get("importance", 0.5)),
+        kind=str(d.get("kind", "fact")),
+        affirmed=d.get("affirmed"),
+    )
+
+
+def _searchable(item: VaultItem) -> bool:
+    return item.kind == MEMORY and not item.data.get("superseded_by")
+
+
+def _words(text: str) -> set[str]:
+    return {t for t in query_terms(text) if t not in ranking.FUNCTION_WORDS}
+
+
+def _jaccard(a: str, b: str) -> float:
+    wa, wb = _words(a), _words(b)
+    return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
+
+
+class Memory:
+    """Recall, lifecycle and graph over one open vault (thread-safe)."""
+
+    def __init__(self, vault: Vault, *, embedder: Embedder | None = _AUTO) -> None:
+        self.vault = vault
+        self.embedder: Embedder | None = shared_embedder() if embedder is _AUTO else embedder
+        self.index = RecallIndex()
+        self._expiring: dict[str, str] = {}
+        self._lock = threading.RLock()
+        batch = [(item, self._windows_of(item)) for item in vault.items(MEMORY)]
+        self._index_items(batch)
+        vault.add_listener(self._on_change)
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> Memory:
+        """Open the vault (AFFIDAVIT_VAULT / default; unlock rules of ``Vault.open``)."""
+        from affidavit.vault import Vault
+
+        return cls(Vault.open(path))
+
+    # -- keeping the index in step ---------------------------------------------------------
+
+    def _windows_of(self, item: VaultItem) -> npt.NDArray[np.float32] | None:
+        if self.embedder is None or not item.vector:
+            return None
+        return vector_from_bytes(item.vector)
+
+    def _index_items(self, batch: Sequence[tuple[VaultItem, Any]]) -> None:
+        ready = []
+        for item, windows in batch:
+            if item.data.get("expires"):
+                self._expiring[item.id] = str(item.data["expires"])
+            if _searchable(item):
+                ready.append((_entry(item), windows))
+        self.index.add_many(ready)
+
+    def _on_change(self, change: Change) -> None:
+        with self._lock:
+            self.index.remove(change.id)
+            self._expiring.pop(change.id, None)
+            item = change.item
+            if change.op == "put" and item is not None and item.kind == MEMORY:
+                self._index_items([(item, self._windows_of(item))])
+
+    def _sync(self) -> None:
+        self.vault.refresh()
+
+    def _hidden(self) -> frozenset[str]:
+        today = lifecycle.today_utc().isoformat()
+        return frozenset(i for i, day in self._expiring.items() if day < today)
+
+    def _max_chars(self) -> int:
+        value = self.vault.get_setting(MAX_CHARS_SETTING, model.DEFAULT_MAX_CHARS)
+        return int(value) if isinstance(value, int) and value > 0 else model.DEFAULT_MAX_CHARS
+
+    def _view(self, item: VaultItem) -> dict[str, Any]:
+        return model.view(item.id, item.namespace, item.saved_at, item.data)
+
+    # -- storing ---------------------------------------------------------------------------
+
+    def store(self, **fields: Any) -> dict[str, Any]:
+        """Store one memory (see the module docstring for fields and results)."""
+        return self.store_many([fields])[0]
+
+    def store_many(self, batch: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Store a batch: all validated first, new memories sealed in one transaction."""
+        if not isinstance(batch, Sequence) or not batch:
+            raise InputError("store_many needs a non-empty list of memories")
+        with self._lock:
+            self._sync()
+            limit = self._max_chars()
+            claims = []
+            for i, fields in enumerate(batch):
+                where = f"item {i}: " if len(batch) > 1 else ""
+                if not isinstance(fields, Mapping):
+                    raise InputError(f"{where}a memory must be an object")
+                claims.append(model.build_claim(fields, max_chars=limit, where=where))
+            for i, claim in enumerate(claims):
+                self._check_supersedes(claim, f"item {i}: " if len(claims) > 1 else "")
+            vectors = self._embed([c.text for c in claims])
+            results: list[dict[str, Any] | None] = [None] * len(claims)
+            new: list[tuple[int, NewItem]] = []
+            now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            for i, claim in enumerate(claims):
+                qv = vectors[i][0] if vectors is not None else None
+                decided = self._decide(claim, qv, now)
+                if decided is not None:
+                    results[i] = decided
+                    continue
+                vector = vector_to_bytes(vectors[i]) if vectors is not None else None
+                new.append((i, NewItem(claim.data(now), MEMORY, claim.namespace, vector)))
+            stored = self.vault.put_many([it for _, it in new]) if new else []
+            for (i, _), item in zip(new, stored, strict=True):
+                superseded = self._supersede(item, claims[i].supersedes or ())
+                results[i] = {"id": item.id, "status": "stored", "superseded": superseded}
+            self._sweep()
+            return [r for r in results if r is not None]
+
+    def _embed(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
+        return self.embedder.embed_windows(texts) if self.embedder is not None else None
+
+    def _check_supersedes(self, claim: model.Claim, where: str) -> None:
+        for old in claim.supersedes or ():
+            try:
+                item = self.vault.get(old)
+            except NotFoundError as exc:
+                raise InputError(
+                    f"{where}supersedes {old}: {exc.message}", "pass ids of live memories"
+                ) from exc
+            if item.kind != MEMORY:
+                raise InputError(f"{where}supersedes {old}: that record is not a memory")
+            if item.data.get("superseded_by"):
+                raise InputError(
+                    f"{where}{old} is already superseded by {item.data['superseded_by']}",
+                    "supersede the newer memory instead",
+                )
+
+    def _similar(
+        self, claim: model.Claim, qv: Any, cosine: float, jaccard: float, kind: str | None
+    ) -> list[VaultItem]:
+        """Live memories in the claim's namespace (of ``kind``) at least this similar."""
+        if qv is not None:
+            scored = self.index.vector.search(qv, ranking.SIMILAR_POOL)
+            bar = cosine
+        else:
+            scored = {
+                slot: _jaccard(claim.text, entry.text)
+                for slot, entry in self.index.lexical_candidates(claim.text, ranking.SIMILAR_POOL)
+            }
+            bar = jaccard
+        found: list[tuple[float, VaultItem]] = []
+        for slot, sim in scored.items():
+            entry = self.index.entry_at(slot)
+            if entry is None or entry.namespace != claim.namespace:
+                continue
+            if (kind is None or entry.kind == kind) and sim >= bar:
+                found.append((sim, self.vault.get(entry.id)))
+        found.sort(key=lambda pair: -pair[0])
+        return [item for _, item in found]
+
+    def _decide(self, claim: model.Claim, qv: Any, now: str) -> dict[str, Any] | None:
+        """Duplicate, re-affirmation or opinion conflict; ``None`` means store it."""
+        dupes = self._similar(
+            claim, qv, ranking.DUPLICATE_COSINE, ranking.DUPLICATE_JACCARD, claim.kind
+        )
+        dupes = [d for d in dupes if d.id not in (claim.supersedes or ())]
+        if dupes:
+            old = dupes[0]
+            if claim.kind == "opinion":
+                self.vault.update(old.id, {**old.data, "affirmed": now})
+                return {"id": old.id, "status": "reaffirmed", "superseded": []}
+            return {"id": old.id, "status": "duplicate", "superseded": []}
+        if claim.kind == "opinion" and claim.supersedes is None:
+            rivals = self._similar(
+                claim,
+                qv,
+                ranking.OPINION_CONFLICT_COSINE,
+                ranking.OPINION_CONFLICT_JACCARD,
+                "opinion",
+            )
+            if rivals:
+                return {
+                    "id": None,
+                    "status": "conflict",
+                    "conflicts": [self._view(r) for r in rivals],
+                    "hint": "resend with supersedes=[ids] to replace them, or supersedes=[] "
+                    "to keep both",
+                    "superseded": [],
+                }
+        return None
+
+    def _supersede(self, new: VaultItem, old_ids: Sequence[str]) -> list[str]:
+        done = []
+        for old_id in old_ids:
+            old = self.vault.get(old_id)
+            self.vault.update(old_id, {**old.data, "superseded_by": new.id})
+            done.append(old_id)
+        return done
+
+    def import_rows(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str = "default",
+        source: str = "import",
+        progress: Callable[[int], None] | None = None,
+        chunk: int = 256,
+    ) -> int:
+        """Store verbatim rows ``{"id", "text", "date"?}`` (imports skip authoring limits)."""
+        for i, row in enumerate(rows):
+            if not isinstance(row.get("text"), str) or not row["text"].strip():
+                raise InputError(f"row {i}: text must be a non-empty string")
+        count = 0
+        with self._lock:
+            for start in range(0, len(rows), chunk):
+                part = rows[start : start + chunk]
+                vectors = self._embed([str(r["text"]) for r in part])
+                items = []
+                for j, row in enumerate(part):
+                    data: dict[str, Any] = {
+                        "text": row["text"],
+                        "source": source,
+                        "kind": "fact",
+                        "imported": True,
+                    }
+                    if row.get("date"):
+                        data["discovered"] = str(row["date"])[:10]
+                    vector = vector_to_bytes(vectors[j]) if vectors is not None else None
+                    items.append(NewItem(data, MEMORY, namespace, vector, id=row.get("id")))
+                self.vault.put_many(items)
+                count += len(part)
+                if progress is not None:
+                    progress(len(part))
+        return count
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        namespaces: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        saved_since: str | None = None,
+        saved_until: str | None = None,
+        discovered_since: str | None = None,
+        discovered_until: str | None = None,
+        top_k: int | None = None,
+    ) -> dict[str, Any]:
+        """Ranked memories for a question; nothing when the vault knows nothing about it."""
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("search needs a question", "e.g. affidavit search 'deploy steps'")
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise InputError("top_k must be a positive whole number (or absent for adaptive)")
+        filters = Filters(
+            namespaces=frozenset(namespaces) if namespaces else None,
+            tags=frozenset(t.lower() for t in tags) if tags else None,
+            saved_since=_bound(saved_since, "saved_since"),
+            saved_until=_bound(saved_until, "saved_until"),
+            discovered_since=_bound(discovered_since, "discovered_since"),
+            discovered_until=_bound(discovered_until, "discovered_until"),
+        )
+        with self._lock:
+            self._sync()
+            qv = self.embedder.embed_query(query) if self.embedder is not None else None
+            hits = self.index.search(
+                query, qv, filters=filters, top_k=top_k, exclude=self._hidden()
+            )
+            results = []
+            for hit in hits:
+                out = self._view(self.vault.get(hit.id))
+                out["score"] = round(hit.score, 4)
+                out["channels"] = hit.channels
+                results.append(out)
+        return {"results": results, "semantic": qv is not None, "notice": model.RESULT_NOTICE}
+
+    def ranked_ids(self, query: str, k: int) -> list[str]:
+        """The top ``k`` ids for a question, without views (the retrieval benchmark)."""
+        qv = self.embedder.embed_query(query) if self.embedder is not None else None
+        return [h.id for h in self.index.search(query, qv, top_k=k)]
+
+    def get(self, item_id: str) -> dict[str, Any]:
+        """One memory or relation by id (superseded memories included)."""
+        with self._lock:
+            self._sync()
+            item = self.vault.get(item_id)
+            if item.kind == graph.RELATION:
+                return graph.edge_view(item)
+            if item.kind != MEMORY:
+                raise NotFoundError(f"{item_id} is not a memory")
+            if item.id in self._hidden():
+                raise NotFoundError(f"memory {item_id} expired on {item.data.get('expires')}")
+            return self._view(item)
+
+    def recent(self, limit: int = 10, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The newest live memories, newest first (superseded and expired left out)."""
+        if limit < 1:
+            raise InputError("limit must be at least 1")
+        with self._lock:
+            self._sync()
+            hidden = self._hidden()
+            items = [
+                it
+                for it in self.vault.items(MEMORY, namespace)
+                if _searchable(it) and it.id not in hidden
+            ]
+            items.sort(key=lambda it: (it.saved_at, it.seq), reverse=True)
+            return [self._view(it) for it in items[:limit]]
+
+    # -- forgetting and expiry ---------------------------------------------------------------
+
+    def forget(self, item_id: str, *, shred: bool = False) -> dict[str, Any]:
+        """Forget a memory (``shred``: destroy its key and ciphertext)."""
+        with self._lock:
+            self._sync()
+            self.vault.forget(item_id, shred=shred)
+            return {"id": item_id, "forgotten": True, "shredded": shred}
+
+    def _sweep(self) -> list[str]:
+        gone = sorted(self._hidden())
+        for item_id in gone:
+            self.vault.forget(item_id)
+        return gone
+
+    def expire(self) -> dict[str, Any]:
+        """Forget every memory whose expiry day has passed; the ids that went."""
+        with self._lock:
+            self._sync()
+            return {"expired": self._sweep()}
+
+    # -- graph ----------------------------------------------------------------------------------
+
+    def link(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        *,
+        src_id: str | None = None,
+        valid_from: Any = None,
+        valid_to: Any = None,
+        namespace: str = "default",
+    ) -> dict[str, Any]:
+        """Record subject -predicate-> object (idempotent: the same edge returns its id)."""
+        data = graph.edge_data(
+            subject, predicate, object, src_id=src_id, valid_from=valid_from, valid_to=valid_to
+        )
+        with self._lock:
+            self._sync()
+            if src_id is not None:
+                self.get(src_id)
+            existing = graph.same_edge(self.vault.items(graph.RELATION), namespace, data)
+            if existing is not None:
+                return {**graph.edge_view(existing), "created": False}
+            item = self.vault.put(NewItem(data, graph.RELATION, namespace))
+            self._sweep()
+            return {**graph.edge_view(item), "created": True}
+
+    def relations(self, **query: Any) -> dict[str, Any]:
+        """Edges by entity/subject/predicate/object/as_of/namespace, with limit+truncated."""
+        q = graph.EdgeQuery(**query)
+        with self._lock:
+            self._sync()
+            return graph.query(self.vault.items(graph.RELATION), q)
+
+    def unlink(self, item_id: str) -> dict[str, Any]:
+        """Delete one edge by id."""
+        with self._lock:
+            self._sync()
+            graph.require_edge(self.vault.get(item_id))
+            self.vault.forget(item_id)
+            return {"id": item_id, "unlinked": True}
+
+    # -- status ---------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """The vault's status plus what recall can do right now."""
+        with self._lock:
+            self._sync()
+            out = self.vault.status()
+            out.update(
+                describe()
+                if self.embedder is not None
+                else {
+                    "semantic": False,
+                    "model": None,
+                    "reason": "semantic recall is off: no embedding model loaded",
+                }
+            )
+            out["indexed"] = len(self.index)
+            out["vector_index"] = "hnsw" if self.index.vector.approximate else "exact"
+            return out
+
+
+def _bound(value: str | None, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{name} must be a date (YYYY-MM-DD)")
+    return lifecycle.parse_date(value, name) if len(value) <= 10 else value
