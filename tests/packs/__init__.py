@@ -1,0 +1,1 @@
+"""Tests of the evidence plane: pack format, verification, signing, building, serving."""
