@@ -52,3 +52,14 @@ def tool_error(result: Any) -> str:
     assert result.is_error is True
     assert result.structured_content is None
     return result.content[0].text
+
+
+def seal_and_sign(pack: Path, key: Any, meta: dict[str, Any] | None = None) -> Path:
+    """Add PACK.json (if given), reseal and sign with the real ``ssh-keygen -Y sign``."""
+    from tests.packs.conftest import keygen_sign, reseal
+
+    if meta is not None:
+        (pack / fmt.PACK_JSON).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    reseal(pack)
+    keygen_sign(pack, key)
+    return pack
