@@ -1,0 +1,369 @@
+"""Git claims: commits, staging, unstaging, branches and checkouts.
+
+Covers mcp-server-git's ``git_commit``, ``git_add``, ``git_reset``, ``git_create_branch`` and
+``git_checkout`` (which name the repository in ``repo_path``) and the dev server's
+``git_commit``, ``git_branch`` and ``git_checkout`` (which act on the repository the server was
+started on). Before the call it records HEAD and every ref; after the reply it re-derives:
+
+- commit: the claimed hash (or, if none is given, HEAD) names a *commit* object (not a tree,
+  not a blob), that is new — neither HEAD's old hash nor reachable from any branch or
+  remote-tracking ref as they were before the call — whose first parent is the old HEAD,
+  whose message is the requested one (git's whitespace clean-up aside), with HEAD (and its
+  branch) moved to it and nothing left staged (or, with the dev server's ``paths``, those
+  paths committed);
+- add: nothing under the given paths is left unstaged; reset: nothing is staged and HEAD did
+  not move;
+- branch: the branch did not exist before, exists now, and points at the requested base as
+  it was before the call (HEAD when no base is given);
+- checkout: HEAD is on the requested branch (or detached at the requested commit), and when
+  the index was clean before, it matches the new HEAD (the work tree really moved).
+
+What it cannot prove: who made a new commit (another process committing at the same moment is
+indistinguishable), that a checkout updated every work-tree file (only the index is compared),
+or anything in a repository it cannot place (``unchecked``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
+from affidavit.proxy.verifiers.gitrepo import HEX40, GitRepo, GitUnavailable, RefState, open_repo
+from affidavit.proxy.verifiers.locate import call_repo, string_arg
+from affidavit.proxy.verifiers.replies import Judge, backend_failed, is_error, structured, text_of
+
+TOOLS = frozenset(
+    {"git_commit", "git_add", "git_reset", "git_create_branch", "git_branch", "git_checkout"}
+)
+_SHORT_HASH = re.compile(r"\b(?:hash|commit)\s+([0-9a-f]{7,39})\b")
+_TIP_PREFIXES = ("refs/heads/", "refs/remotes/")
+
+
+def clean_message(message: str) -> str:
+    """A commit message as ``git commit``'s default whitespace clean-up stores it."""
+    lines = [line.rstrip() for line in message.replace("\r\n", "\n").split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if line == "" and (not out or out[-1] == ""):
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _branch_name(args: Mapping[str, Any]) -> str | None:
+    return string_arg(args, "branch_name", "name")
+
+
+@dataclass(frozen=True)
+class _Before:
+    """The repository and its refs as they were just before the call."""
+
+    repo: GitRepo | None
+    state: RefState | None = None
+    index_clean: bool | None = None
+
+
+class GitVerifier:
+    """Re-derives git outcomes from the repository's refs, objects and index."""
+
+    name = "git"
+
+    def applies(self, ctx: CallContext) -> bool:
+        if ctx.method != "tools/call" or ctx.name not in TOOLS:
+            return False
+        args = ctx.arguments
+        if ctx.name == "git_commit":
+            return isinstance(args.get("message"), str)
+        if ctx.name == "git_add":
+            return _str_list(args.get("files")) is not None
+        if ctx.name == "git_reset":
+            return True
+        if ctx.name == "git_branch":
+            # The dev server's git_branch creates with ``name``; listing is not a claim.
+            return isinstance(args.get("name"), str) and not args.get("list")
+        return _branch_name(args) is not None
+
+    def snapshot(self, ctx: CallContext) -> _Before:
+        path = call_repo(ctx)
+        repo = open_repo(path) if path is not None else None
+        if repo is None:
+            return _Before(repo=None)
+        index_clean = repo.index_matches_head() if ctx.name == "git_checkout" else None
+        return _Before(repo=repo, state=repo.state(), index_clean=index_clean)
+
+    def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
+        judge = Judge(self.name, self._claim(ctx))
+        if is_error(result):
+            return backend_failed(judge, ctx, result)
+        if not isinstance(before, _Before) or before.repo is None or before.state is None:
+            return judge.unchecked(
+                "the repository this call acted on could not be located or read",
+                "repository",
+                repo_path=str(call_repo(ctx)),
+            )
+        try:
+            if ctx.name == "git_commit":
+                return self._verify_commit(ctx, judge, before, result)
+            if ctx.name == "git_add":
+                return self._verify_add(ctx, judge, before.repo)
+            if ctx.name == "git_reset":
+                return self._verify_reset(judge, before.repo, before.state)
+            if ctx.name == "git_checkout":
+                return self._verify_checkout(ctx, judge, before)
+            return self._verify_branch(ctx, judge, before.repo, before.state)
+        except GitUnavailable as exc:
+            return judge.unchecked(f"git could not be read: {exc}", str(before.repo.path))
+
+    def still_holds(self, ctx: CallContext, receipt: Receipt) -> bool:
+        vouched = receipt.vouched
+        repo = open_repo(Path(vouched["repo"])) if "repo" in vouched else None
+        if repo is None:
+            return False
+        try:
+            kind = vouched.get("kind")
+            if kind == "commit":
+                return repo.head().sha == vouched["sha"] and repo.index_matches_head()
+            if kind == "staged":
+                return not repo.unstaged(vouched["paths"])
+            if kind == "unstaged":
+                return repo.index_matches_head()
+            if kind == "branch":
+                return repo.refs().get(vouched["ref"]) == vouched["sha"]
+            if kind == "checkout":
+                head = repo.head()
+                return head.ref == vouched["ref"] and head.sha == vouched["sha"]
+        except GitUnavailable:
+            return False
+        return False
+
+    # -- claims ----------------------------------------------------------------------------
+    @staticmethod
+    def _claim(ctx: CallContext) -> str:
+        args = ctx.arguments
+        if ctx.name == "git_commit":
+            return f"committed {str(args.get('message', '')).splitlines()[:1]!r} as a new commit"
+        if ctx.name == "git_add":
+            return f"staged {args.get('files')}"
+        if ctx.name == "git_reset":
+            return "unstaged all staged changes"
+        if ctx.name == "git_checkout":
+            return f"checked out {_branch_name(args)}"
+        base = string_arg(args, "base_branch", "base") or "HEAD"
+        return f"created branch {_branch_name(args)} from {base}"
+
+    @staticmethod
+    def _claimed_hash(repo: GitRepo, result: Mapping[str, Any]) -> str | None:
+        receipt = structured(result)
+        if receipt is not None and isinstance(receipt.get("commit_hash"), str):
+            return receipt["commit_hash"].strip().lower()
+        text = text_of(result)
+        full = HEX40.search(text)
+        if full:
+            return full.group(0)
+        short = _SHORT_HASH.search(text)
+        if short:
+            return repo.resolve_commit(short.group(1)) or short.group(1)
+        return None
+
+    def _verify_commit(
+        self, ctx: CallContext, judge: Judge, before: _Before, result: Mapping[str, Any]
+    ) -> Receipt:
+        repo, old = before.repo, before.state
+        assert repo is not None and old is not None
+        where = str(repo.path)
+        claimed = self._claimed_hash(repo, result)
+        after = repo.state()
+        sha = claimed or after.head.sha
+        if sha is None:
+            return judge.contradicted(Evidence("HEAD has no commit after the call", where))
+        kind = repo.object_type(sha)
+        if kind != "commit":
+            observed = (
+                f"{sha} is a {kind} object, not a commit"
+                if kind
+                else f"no object {sha} exists in the repository"
+            )
+            return judge.contradicted(Evidence(observed, where))
+        commit = repo.commit(sha)
+        assert commit is not None
+        sha = commit.sha
+        if sha == old.head.sha:
+            return judge.contradicted(
+                Evidence(
+                    f"{sha} is the hash HEAD already had before the call: no new commit was made",
+                    where,
+                )
+            )
+        tips = [v for k, v in old.refs.items() if k.startswith(_TIP_PREFIXES)]
+        if old.head.sha:
+            tips.append(old.head.sha)
+        if repo.reachable_from_any(sha, tips):
+            return judge.contradicted(
+                Evidence(f"commit {sha} already existed before the call", where)
+            )
+        expected_parent = old.head.sha
+        actual_parent = commit.parents[0] if commit.parents else None
+        if actual_parent != expected_parent:
+            return judge.contradicted(
+                Evidence(
+                    f"commit {sha} sits on {actual_parent}, not on the HEAD before the call "
+                    f"({expected_parent})",
+                    where,
+                )
+            )
+        wanted = clean_message(ctx.arguments["message"])
+        recorded = clean_message(commit.message)
+        if recorded != wanted:
+            return judge.contradicted(
+                Evidence(
+                    "the commit carries another message than the one requested",
+                    where,
+                    details={"requested": wanted[:500], "recorded": recorded[:500], "sha": sha},
+                )
+            )
+        if after.head.sha != sha or after.head.ref != old.head.ref:
+            return judge.contradicted(
+                Evidence(
+                    f"HEAD is at {after.head.sha} ({after.head.ref or 'detached'}), not at the "
+                    f"claimed commit {sha} on {old.head.ref or 'detached HEAD'}",
+                    where,
+                )
+            )
+        paths = _str_list(ctx.arguments.get("paths"))
+        leftover = repo.changed(paths) if paths else ([] if repo.index_matches_head() else ["*"])
+        if leftover:
+            return judge.contradicted(
+                Evidence(
+                    "changes that should be in the commit are not in it",
+                    where,
+                    details={"uncommitted": leftover[:20]},
+                )
+            )
+        return judge.verified(
+            Evidence(
+                f"commit {sha} is new, sits on the previous HEAD, carries the requested message, "
+                f"and HEAD ({after.head.ref or 'detached'}) points at it",
+                where,
+                details={"sha": sha, "parent": actual_parent, "tree": commit.tree},
+            ),
+            vouched={"kind": "commit", "repo": where, "sha": sha},
+        )
+
+    @staticmethod
+    def _verify_add(ctx: CallContext, judge: Judge, repo: GitRepo) -> Receipt:
+        paths = _str_list(ctx.arguments["files"]) or []
+        left = repo.unstaged(paths)
+        where = str(repo.path)
+        if left:
+            return judge.contradicted(
+                Evidence(
+                    "changes under the given paths are still not staged",
+                    where,
+                    details={"unstaged": left[:20]},
+                )
+            )
+        return judge.verified(
+            Evidence("every change under the given paths is staged", where),
+            vouched={"kind": "staged", "repo": where, "paths": paths},
+        )
+
+    @staticmethod
+    def _verify_reset(judge: Judge, repo: GitRepo, old: RefState) -> Receipt:
+        where = str(repo.path)
+        head = repo.head()
+        if head != old.head:
+            return judge.contradicted(
+                Evidence(f"HEAD moved from {old.head.sha} to {head.sha}", where)
+            )
+        if not repo.index_matches_head():
+            return judge.contradicted(Evidence("changes are still staged", where))
+        return judge.verified(
+            Evidence("nothing is staged and HEAD did not move", where),
+            vouched={"kind": "unstaged", "repo": where},
+        )
+
+    @staticmethod
+    def _base_commit(repo: GitRepo, old: RefState, base: str | None) -> str | None:
+        if base is None:
+            return old.head.sha
+        for ref in (base, f"refs/heads/{base}", f"refs/remotes/{base}"):
+            if ref.startswith("refs/") and ref in old.refs:
+                return old.refs[ref]
+        return repo.resolve_commit(base)
+
+    def _verify_branch(
+        self, ctx: CallContext, judge: Judge, repo: GitRepo, old: RefState
+    ) -> Receipt:
+        name = _branch_name(ctx.arguments)
+        base = string_arg(ctx.arguments, "base_branch", "base")
+        ref = f"refs/heads/{name}"
+        where = str(repo.path)
+        expected = self._base_commit(repo, old, base)
+        if expected is None:
+            return judge.unchecked(f"the base {base or 'HEAD'} names no commit", where)
+        if ref in old.refs:
+            return judge.contradicted(
+                Evidence(f"{ref} already existed before the call, at {old.refs[ref]}", where)
+            )
+        actual = repo.refs().get(ref)
+        if actual is None:
+            return judge.contradicted(Evidence(f"no branch {ref} exists after the call", where))
+        if actual != expected:
+            return judge.contradicted(
+                Evidence(
+                    f"{ref} points at {actual}, not at {base or 'HEAD'} ({expected})",
+                    where,
+                    details={"expected": expected, "actual": actual},
+                )
+            )
+        return judge.verified(
+            Evidence(f"{ref} is new and points at {base or 'HEAD'} ({expected})", where),
+            vouched={"kind": "branch", "repo": where, "ref": ref, "sha": actual},
+        )
+
+    @staticmethod
+    def _verify_checkout(ctx: CallContext, judge: Judge, before: _Before) -> Receipt:
+        repo, old = before.repo, before.state
+        assert repo is not None and old is not None
+        name = _branch_name(ctx.arguments) or ""
+        where = str(repo.path)
+        head = repo.head()
+        branch = f"refs/heads/{name}"
+        if branch in old.refs or branch in repo.refs():
+            if head.ref != branch:
+                return judge.contradicted(
+                    Evidence(f"HEAD is on {head.ref or 'a detached commit'}, not {branch}", where)
+                )
+        else:
+            target = repo.resolve_commit(name)
+            if target is None:
+                return judge.unchecked(f"{name!r} names no branch or commit", where)
+            if head.ref is not None or head.sha != target:
+                return judge.contradicted(
+                    Evidence(
+                        f"HEAD is {head.ref or head.sha}, not detached at {target}",
+                        where,
+                    )
+                )
+        if before.index_clean and not repo.index_matches_head():
+            return judge.contradicted(
+                Evidence(
+                    "HEAD names the new commit but the index still holds another tree: the "
+                    "work tree was not checked out",
+                    where,
+                )
+            )
+        return judge.verified(
+            Evidence(f"HEAD is {head.ref or 'detached'} at {head.sha}", where),
+            vouched={"kind": "checkout", "repo": where, "ref": head.ref, "sha": head.sha},
+        )

@@ -1,0 +1,108 @@
+"""Reading a backend's reply and writing receipts: the small vocabulary every verifier shares.
+
+A reply is the parsed JSON-RPC ``result`` of ``tools/call`` (``content``, ``structuredContent``,
+``isError``) or of ``resources/read`` (``contents``). Output-schema checks use validators
+compiled once per schema (:func:`validator`), never per call.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt, Verdict
+
+
+def is_error(result: Mapping[str, Any]) -> bool:
+    """Whether the backend itself reported failure (then there is no success to check)."""
+    return bool(result.get("isError"))
+
+
+def text_of(result: Mapping[str, Any]) -> str:
+    """All text content blocks of a tool result, joined by newlines."""
+    blocks = result.get("content")
+    if not isinstance(blocks, list):
+        return ""
+    return "\n".join(
+        b["text"]
+        for b in blocks
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def structured(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``structuredContent`` object, or None when absent or not an object."""
+    value = result.get("structuredContent")
+    return value if isinstance(value, Mapping) else None
+
+
+def json_in_text(result: Mapping[str, Any]) -> Any:
+    """The first text block parsed as JSON (servers that answer with a JSON document)."""
+    blocks = result.get("content")
+    if not isinstance(blocks, list):
+        return None
+    for block in blocks:
+        if isinstance(block, Mapping) and isinstance(block.get("text"), str):
+            try:
+                return json.loads(block["text"])
+            except ValueError:
+                continue
+    return None
+
+
+def canonical_schema(schema: Mapping[str, Any]) -> str:
+    """A hashable key for a schema (its canonical JSON)."""
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+
+
+@functools.cache
+def _compiled(schema_key: str) -> Any:
+    from jsonschema import Draft202012Validator  # heavy import: only when a check runs
+
+    schema = json.loads(schema_key)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def validator(schema: Mapping[str, Any]) -> Any:
+    """A jsonschema validator for ``schema``, compiled on first use and reused afterwards."""
+    return _compiled(canonical_schema(schema))
+
+
+def schema_problem(schema: Mapping[str, Any], value: Any) -> str | None:
+    """The first way ``value`` breaks ``schema`` (one line), or None when it conforms."""
+    error = next(iter(validator(schema).iter_errors(value)), None)
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    return f"{where}: {error.message}"
+
+
+class Judge:
+    """Receipt builder for one verifier and one claim: keeps the three verdicts uniform."""
+
+    def __init__(self, verifier: str, claim: str) -> None:
+        self.verifier = verifier
+        self.claim = claim
+
+    def verified(self, *evidence: Evidence, vouched: Mapping[str, Any] | None = None) -> Receipt:
+        return Receipt(Verdict.VERIFIED, self.verifier, self.claim, evidence, vouched or {})
+
+    def contradicted(self, *evidence: Evidence) -> Receipt:
+        return Receipt(Verdict.CONTRADICTED, self.verifier, self.claim, evidence)
+
+    def unchecked(self, why: str, where: str = "", **details: Any) -> Receipt:
+        return Receipt(
+            Verdict.UNCHECKED, self.verifier, self.claim, (Evidence(why, where, details=details),)
+        )
+
+
+def backend_failed(judge: Judge, ctx: CallContext, result: Mapping[str, Any]) -> Receipt:
+    """The receipt for a reply that already says it failed: nothing claimed, nothing judged."""
+    return judge.unchecked(
+        "the backend reported an error, so there is no success claim to check",
+        f"{ctx.method} {ctx.name}",
+        error=text_of(result)[:500],
+    )

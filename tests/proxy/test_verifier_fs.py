@@ -1,0 +1,207 @@
+"""The filesystem verifier against real files, and against the official filesystem server."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from affidavit.proxy.verifiers.base import Verdict
+from affidavit.proxy.verifiers.fs import FilesystemVerifier, apply_edits
+from tests.proxy._verifier_fixtures import (
+    call,
+    dev_command,
+    filesystem_server,
+    judge,
+    node_tools,
+    tool_result,
+    wire,
+)
+
+V = FilesystemVerifier()
+OK = tool_result("Successfully wrote")
+
+
+def write(root: Path, path: str, content: str, **kw: object):
+    return call("write_file", {"path": path, "content": content}, roots=[root], **kw)
+
+
+def test_honest_write_is_verified_and_vouches_for_the_bytes(tmp_path: Path) -> None:
+    ctx = write(tmp_path, "notes/a.txt", "hello\n")
+    (tmp_path / "notes").mkdir()
+
+    def act():
+        (tmp_path / "notes" / "a.txt").write_text("hello\n")
+        return OK
+
+    receipt = judge(V, ctx, act)
+    assert receipt.verdict is Verdict.VERIFIED
+    assert receipt.evidence[0].details["sha256"] == hashlib.sha256(b"hello\n").hexdigest()
+    assert V.still_holds(ctx, receipt)
+    # write x, then y, then x again: the third call must not be answered from the first.
+    (tmp_path / "notes" / "a.txt").write_text("other\n")
+    assert not V.still_holds(ctx, receipt)
+
+
+@pytest.mark.parametrize(
+    ("lie", "observed"),
+    [
+        ("nothing", "no file exists"),
+        ("other_file", "no file exists"),
+        ("wrong_content", "does not hold the content"),
+    ],
+)
+def test_write_lies_are_contradicted(tmp_path: Path, lie: str, observed: str) -> None:
+    ctx = write(tmp_path, "a.txt", "the real content")
+
+    def act():
+        if lie == "other_file":
+            (tmp_path / "b.txt").write_text("the real content")
+        elif lie == "wrong_content":
+            (tmp_path / "a.txt").write_text("the real cont")
+        return OK
+
+    receipt = judge(V, ctx, act)
+    assert receipt.verdict is Verdict.CONTRADICTED
+    assert observed in receipt.evidence[0].observed
+
+
+def test_no_root_or_outside_root_is_unchecked(tmp_path: Path) -> None:
+    inside = tmp_path / "root"
+    inside.mkdir()
+    no_root = call("write_file", {"path": str(inside / "a.txt"), "content": "x"})
+    outside = write(inside, "../escape.txt", "x")
+    for ctx in (no_root, outside):
+        receipt = judge(V, ctx, lambda: OK)
+        assert receipt.verdict is Verdict.UNCHECKED
+
+
+def test_backend_error_is_unchecked(tmp_path: Path) -> None:
+    receipt = judge(V, write(tmp_path, "a.txt", "x"), lambda: tool_result("denied", is_error=True))
+    assert receipt.verdict is Verdict.UNCHECKED
+
+
+def test_dev_server_receipt_must_describe_the_file(tmp_path: Path) -> None:
+    cmd = dev_command(tmp_path)
+    data = b"content\n"
+    good = {"path": "d/f.txt", "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (tmp_path / "d").mkdir()
+
+    def act(receipt: dict):
+        def run():
+            (tmp_path / "d" / "f.txt").write_bytes(data)
+            return tool_result("wrote", receipt)
+
+        return run
+
+    ctx = write(tmp_path, "d/f.txt", "content\n", backend_command=cmd)
+    assert judge(V, ctx, act(good)).verdict is Verdict.VERIFIED
+    for bad in (
+        {**good, "sha256": "0" * 64},
+        {**good, "bytes": 3},
+        {**good, "path": "d/other.txt"},
+        {**good, "sha256": "not-hex"},
+    ):
+        receipt = judge(V, ctx, act(bad))
+        assert receipt.verdict is Verdict.CONTRADICTED, bad
+
+
+def test_apply_edits_follows_the_servers_rules() -> None:
+    text = "def f():\n    a = 1\n    return a\n"
+    exact = apply_edits(text, [{"oldText": "a = 1", "newText": "a = 2"}])
+    assert exact == "def f():\n    a = 2\n    return a\n"
+    fuzzy = apply_edits(text, [{"oldText": "a = 1\n  return a", "newText": "b = 1\n  return b"}])
+    assert fuzzy == "def f():\n    b = 1\n    return b\n"
+
+
+def test_edit_lies_are_contradicted(tmp_path: Path) -> None:
+    target = tmp_path / "m.py"
+    target.write_text("x = 1\ny = 2\n")
+    edits = [{"oldText": "x = 1", "newText": "x = 10"}, {"oldText": "y = 2", "newText": "y = 20"}]
+    ctx = call("edit_file", {"path": "m.py", "edits": edits}, roots=[tmp_path])
+    assert judge(V, ctx, lambda: tool_result("```diff```")).verdict is Verdict.CONTRADICTED
+
+    def partial():
+        target.write_text("x = 10\ny = 2\n")
+        return tool_result("```diff```")
+
+    assert judge(V, ctx, partial).verdict is Verdict.CONTRADICTED
+    target.write_text("x = 1\ny = 2\n")
+
+    def honest():
+        target.write_text("x = 10\ny = 20\n")
+        return tool_result("```diff```")
+
+    assert judge(V, ctx, honest).verdict is Verdict.VERIFIED
+    nowhere = [{"oldText": "zzz", "newText": "q"}]
+    missing = call("edit_file", {"path": "m.py", "edits": nowhere}, roots=[tmp_path])
+    assert judge(V, missing, lambda: tool_result("ok")).verdict is Verdict.CONTRADICTED
+
+
+def test_directory_and_move_claims(tmp_path: Path) -> None:
+    mkdir = call("create_directory", {"path": "a/b"}, roots=[tmp_path])
+    assert judge(V, mkdir, lambda: OK).verdict is Verdict.CONTRADICTED
+    receipt = judge(V, mkdir, lambda: ((tmp_path / "a" / "b").mkdir(parents=True), OK)[1])
+    assert receipt.verdict is Verdict.VERIFIED and V.still_holds(mkdir, receipt)
+
+    (tmp_path / "src.txt").write_text("payload")
+    move = call("move_file", {"source": "src.txt", "destination": "dst.txt"}, roots=[tmp_path])
+
+    def copy_only():
+        shutil.copy(tmp_path / "src.txt", tmp_path / "dst.txt")
+        return OK
+
+    assert judge(V, move, copy_only).verdict is Verdict.CONTRADICTED
+    (tmp_path / "dst.txt").unlink()
+
+    def moved_elsewhere():
+        (tmp_path / "src.txt").rename(tmp_path / "elsewhere.txt")
+        return OK
+
+    assert judge(V, move, moved_elsewhere).verdict is Verdict.CONTRADICTED
+    (tmp_path / "elsewhere.txt").rename(tmp_path / "src.txt")
+
+    def honest():
+        (tmp_path / "src.txt").rename(tmp_path / "dst.txt")
+        return OK
+
+    receipt = judge(V, move, honest)
+    assert receipt.verdict is Verdict.VERIFIED and V.still_holds(move, receipt)
+
+
+@pytest.mark.skipif(
+    not (node_tools() / ".bin" / "mcp-server-filesystem").exists(),
+    reason="the official filesystem server is not installed",
+)
+def test_official_filesystem_server_claims_are_all_verified(tmp_path: Path) -> None:
+    """No false alarm on the real server, including its whitespace-tolerant edit."""
+    root = tmp_path / "root"
+    root.mkdir()
+    calls = [
+        ("create_directory", {"path": str(root / "pkg")}),
+        ("write_file", {"path": str(root / "pkg" / "m.py"), "content": "def f():\n    a = 1\n"}),
+        (
+            "edit_file",
+            {"path": "pkg/m.py", "edits": [{"oldText": "  a = 1", "newText": "  a = 2\n  b = 3"}]},
+        ),
+        ("write_file", {"path": "crlf.txt", "content": "one\r\ntwo\r\n"}),
+        ("edit_file", {"path": "crlf.txt", "edits": [{"oldText": "two", "newText": "2"}]}),
+        ("move_file", {"source": "crlf.txt", "destination": "pkg/moved.txt"}),
+    ]
+
+    async def scenario() -> list[Verdict]:
+        verdicts = []
+        async with Client(filesystem_server(root), read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+            for name, args in calls:
+                ctx = call(name, args, roots=[root])
+                before = V.snapshot(ctx)
+                result = wire(await client.call_tool(name, args))
+                assert not result.get("isError"), result
+                verdicts.append(V.verify(ctx, before, result).verdict)
+        return verdicts
+
+    assert anyio.run(scenario) == [Verdict.VERIFIED] * len(calls)
