@@ -1,0 +1,177 @@
+"""``affidavit serve``: the memory vault as an MCP server over stdio (14 tools).
+
+The MCP layer is thin on purpose: it lists the catalogue of :mod:`memory_tools`, holds each
+call's arguments to the published input schema (precompiled validators; an error names the
+exact field, e.g. ``facts[3].text``, and never echoes the value, which may be a passphrase),
+runs the tool in a worker thread (one at a time, so a slow self-test never stalls pings or
+cancellation) and returns the result as JSON text plus the same object as
+``structuredContent``. A failure the user can act on is an ``isError`` result with one line
+saying what to do; an unknown tool is a protocol error.
+
+Start-up stays lean: nothing but the MCP SDK is imported before the handshake; the vault is
+opened and the embedding model loaded on the first call that needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from affidavit import __version__
+from affidavit.core.errors import AffidavitError, UsageError
+from affidavit.servers.memory_handlers import MemoryTools
+from affidavit.servers.memory_tools import INSTRUCTIONS, ToolSpec, catalogue
+
+SERVER_NAME = "affidavit-memory"
+
+
+def _where(path: Any) -> str:
+    """A JSON path as an agent writes it: ``facts[3].text``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "arguments"
+
+
+def _explain(error: Any) -> UsageError:
+    """One clear line for a schema violation, without the offending value."""
+    where = _where(error.absolute_path)
+    rule, limit = error.validator, error.validator_value
+    if rule == "required":
+        missing = next((n for n in limit if n not in (error.instance or {})), "?")
+        target = f"{where}.{missing}" if where != "arguments" else missing
+        return UsageError(f"missing required argument {target!r}", f"pass {missing!r}")
+    if rule == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        name = extra[0] if extra else "?"
+        return UsageError(f"unknown argument {name!r} in {where}", f"allowed: {', '.join(allowed)}")
+    if rule == "maxLength":
+        return UsageError(f"{where} is longer than {limit} characters", "shorten it")
+    messages = {
+        "minLength": (f"{where} is empty or too short", f"give {where} a value"),
+        "type": (f"{where} must be of type {limit}", "check the tool's input schema"),
+        "pattern": (f"{where} has the wrong format", f"it must match {limit}"),
+        "enum": (f"{where} must be one of {', '.join(map(str, limit))}", "pick one of those"),
+        "minimum": (f"{where} must be at least {limit}", "raise it"),
+        "maximum": (f"{where} must be at most {limit}", "lower it"),
+        "minItems": (f"{where} needs at least {limit} item(s)", "add one"),
+        "maxItems": (f"{where} takes at most {limit} items", "split it into several calls"),
+        "uniqueItems": (f"{where} lists the same item twice", "remove the duplicate"),
+    }
+    message, hint = messages.get(rule, (f"{where} is not valid ({rule})", "check the schema"))
+    return UsageError(message, hint)
+
+
+class Validators:
+    """One precompiled JSON Schema validator per tool, built on first use."""
+
+    def __init__(self, specs: list[ToolSpec]) -> None:
+        self._schemas = {spec.name: spec.input_schema for spec in specs}
+        self._compiled: dict[str, Any] = {}
+
+    def check(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """UsageError naming the first (by path) field that breaks the schema."""
+        validator = self._compiled.get(name)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(self._schemas[name])
+            self._compiled[name] = validator
+        errors = sorted(
+            validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]
+        )
+        if errors:
+            raise _explain(errors[0])
+
+
+def _tool_list(specs: list[ToolSpec]) -> list[Any]:
+    import mcp_types as types
+
+    return [
+        types.Tool(
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
+            annotations=types.ToolAnnotations(
+                title=spec.title,
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent,
+                open_world_hint=False,
+            ),
+        )
+        for spec in specs
+    ]
+
+
+def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
+    """The low-level MCP server over ``tools``."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    specs = catalogue(max_chars)
+    listing = _tool_list(specs)
+    validators = Validators(specs)
+    handlers = {spec.name: getattr(tools, spec.name) for spec in specs}
+    one_at_a_time = anyio.CapacityLimiter(1)
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listing)
+
+    def run(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        validators.check(name, arguments)
+        return handlers[name](arguments)
+
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in handlers:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        arguments = dict(params.arguments or {})
+        try:
+            body = await anyio.to_thread.run_sync(
+                run, params.name, arguments, limiter=one_at_a_time
+            )
+        except AffidavitError as exc:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"affidavit: {exc}")],
+                is_error=True,
+            )
+        text = json.dumps(body, ensure_ascii=False)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content=body
+        )
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        title="affidavit memory",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(caller: str, vault_path: Path | None = None) -> None:
+    """Serve the memory tools for ``caller`` over stdio until the client disconnects."""
+    tools = MemoryTools(caller, vault_path)
+    server = build_server(tools)
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        tools.close()
+        sys.stderr.flush()

@@ -1,0 +1,478 @@
+"""What each memory tool does, without MCP plumbing: vault access, grants, lock state.
+
+One :class:`MemoryTools` serves one caller. The vault is opened on the first call that needs
+it (so a server starts, and answers ``memory_status``, even while the vault is locked) and
+again after a lock, as soon as the user unlocks. Grants are read from the vault's sealed
+settings on every call, so ``affidavit grant`` takes effect at the next call of a running
+server. Every tool result that carries memory content carries the data-not-instructions
+notice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from affidavit.core.errors import (
+    AffidavitError,
+    InputError,
+    LockedError,
+    NotFoundError,
+    PolicyError,
+)
+from affidavit.servers.memory_tools import NOTICE
+from affidavit.vault import acl
+
+if TYPE_CHECKING:
+    from affidavit.vault.recall import Memory
+
+_BATCH_INDEX = re.compile(r"^item (\d+): ")
+LOCKED_HINT = "ask the user to run `affidavit unlock` on this machine, then call the tool again"
+_ALL_RELATIONS = 1_000_000
+
+
+def _locked(detail: str = "the memory vault is locked") -> LockedError:
+    return LockedError(detail, LOCKED_HINT)
+
+
+class MemoryTools:
+    """The 14 tools for one caller over one vault directory."""
+
+    def __init__(self, caller: str, vault_path: Path | None = None) -> None:
+        self.caller = acl.check_name(caller, "caller")
+        self.vault_path = vault_path
+        self.namespace = acl.default_namespace(self.caller)
+        self._memory: Memory | None = None
+        self._unlock_allowed: bool | None = None  # last seen value of the sealed setting
+
+    # -- the vault, opened lazily -------------------------------------------------------------
+
+    def _open(self, passphrase: str | None = None) -> Memory:
+        from affidavit.vault import Vault
+        from affidavit.vault.recall import Memory
+
+        vault = Vault.open(self.vault_path, passphrase=passphrase)
+        try:
+            memory = Memory(vault)
+        except BaseException:
+            vault.close()
+            raise
+        self._unlock_allowed = acl.unlock_tool_enabled(vault)
+        return memory
+
+    def memory(self) -> Memory:
+        """The open vault's recall facade; LockedError with the unlock advice otherwise."""
+        if self._memory is not None and self._memory.vault.closed:
+            self._memory = None
+        if self._memory is None:
+            try:
+                self._memory = self._open()
+            except LockedError:
+                raise _locked() from None
+        return self._memory
+
+    def _call(self, fn: Callable[[Memory], Any]) -> Any:
+        """Run ``fn`` on the open vault; a lock by another process turns into the locked error."""
+        memory = self.memory()
+        try:
+            return fn(memory)
+        except LockedError:
+            self._drop()
+            raise _locked("the memory vault was locked") from None
+
+    def _drop(self) -> None:
+        if self._memory is not None:
+            self._memory.vault.close()
+        self._memory = None
+
+    def _grants(self, memory: Memory) -> acl.Grants:
+        return acl.Grants.load(memory.vault)
+
+    def _namespaces(self, memory: Memory) -> set[str]:
+        found = {it.namespace for it in memory.vault.items("memory")}
+        found |= {it.namespace for it in memory.vault.items("relation")}
+        return found | {self.namespace}
+
+    def _readable(self, memory: Memory, namespace: str | None) -> list[str]:
+        grants = self._grants(memory)
+        if namespace is not None:
+            grants.require_read(self.caller, namespace)
+            return [namespace]
+        return grants.readable(self.caller, self._namespaces(memory))
+
+    def _visible(self, memory: Memory, namespace: str) -> bool:
+        return self._grants(memory).mode(self.caller, namespace) != "none"
+
+    # -- tools --------------------------------------------------------------------------------
+
+    def memory_store(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Store one claim in the caller's (or a granted) namespace."""
+        return self.memory_store_many({"facts": [dict(args)]})["results"][0]
+
+    def memory_store_many(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a batch: defaults filled, every namespace's grant checked, then all-or-nothing."""
+        defaults = {k: args[k] for k in ("source", "namespace", "discovered") if k in args}
+        facts = [{**defaults, **fact} for fact in args["facts"]]
+        for index, fact in enumerate(facts):
+            fact.setdefault("namespace", self.namespace)
+            if "source" not in fact:
+                raise InputError(
+                    f"facts[{index}] has no source",
+                    "give it a 'source', or pass one 'source' for the whole batch",
+                )
+
+        def run(memory: Memory) -> dict[str, Any]:
+            grants = self._grants(memory)
+            for index, fact in enumerate(facts):
+                try:
+                    grants.require_write(self.caller, fact["namespace"])
+                except PolicyError as exc:
+                    prefix = f"facts[{index}]: " if len(facts) > 1 else ""
+                    raise PolicyError(prefix + exc.message, exc.hint) from None
+            try:
+                results = memory.store_many(facts)
+            except InputError as exc:  # name the entry the way the caller sent it
+                raise InputError(_BATCH_INDEX.sub(r"facts[\1]: ", exc.message), exc.hint) from None
+            return {"results": [_store_result(r, f) for r, f in zip(results, facts, strict=True)]}
+
+        return self._call(run)
+
+    def memory_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Ranked recall over the namespaces this caller may read."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            namespaces = self._readable(memory, args.get("namespace"))
+            if not namespaces:
+                return {"results": [], "semantic": memory.embedder is not None, "notice": NOTICE}
+            found = memory.search(
+                args["query"],
+                namespaces=namespaces,
+                tags=args.get("tags"),
+                saved_since=args.get("saved_since"),
+                saved_until=args.get("saved_until"),
+                discovered_since=args.get("discovered_since"),
+                discovered_until=args.get("discovered_until"),
+                top_k=args.get("top_k"),
+            )
+            results = found["results"]
+            if "kind" in args:
+                results = [r for r in results if r.get("kind") == args["kind"]]
+            return {
+                "results": [_memory_out(r) for r in results],
+                "semantic": bool(found.get("semantic")),
+                "notice": NOTICE,
+            }
+
+        return self._call(run)
+
+    def _get_visible(self, memory: Memory, item_id: str) -> dict[str, Any]:
+        """A memory or relation by id, as if absent when the caller may not read it."""
+        found = memory.get(item_id)
+        if not self._visible(memory, str(found.get("namespace"))):
+            raise NotFoundError(
+                f"no memory {item_id} that caller {self.caller!r} may read",
+                "check the id (memory_search or memory_recent list ids)",
+            )
+        return found
+
+    def memory_get(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """One memory by id."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            found = self._get_visible(memory, args["id"])
+            if "predicate" in found:
+                raise NotFoundError(
+                    f"{args['id']} is a relation, not a memory",
+                    "use memory_relations to read relations",
+                )
+            return {"memory": _memory_out(found), "notice": NOTICE}
+
+        return self._call(run)
+
+    def memory_recent(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Newest memories first, across readable namespaces."""
+        limit = int(args.get("limit", 10))
+
+        def run(memory: Memory) -> dict[str, Any]:
+            namespaces = set(self._readable(memory, args.get("namespace")))
+            only = args.get("namespace")
+            items = memory.recent(limit=limit if only else limit + 10_000, namespace=only)
+            visible = [m for m in items if m["namespace"] in namespaces][:limit]
+            return {"results": [_memory_out(m) for m in visible], "notice": NOTICE}
+
+        return self._call(run)
+
+    def memory_forget(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Forget (or shred) one memory the caller may write."""
+        shred = bool(args.get("shred", False))
+
+        def run(memory: Memory) -> dict[str, Any]:
+            found = self._get_visible(memory, args["id"])
+            if "predicate" in found:
+                raise NotFoundError(
+                    f"{args['id']} is a relation", "use memory_unlink to remove relations"
+                )
+            self._grants(memory).require_write(self.caller, str(found["namespace"]))
+            done = memory.forget(args["id"], shred=shred)
+            return {"forgotten": True, "id": args["id"], "shredded": bool(done.get("shredded"))}
+
+        return self._call(run)
+
+    def memory_link(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Record one relation in a namespace the caller may write."""
+        namespace = args.get("namespace", self.namespace)
+
+        def run(memory: Memory) -> dict[str, Any]:
+            self._grants(memory).require_write(self.caller, namespace)
+            if "src_id" in args:
+                self._get_visible(memory, args["src_id"])
+            made = memory.link(
+                args["subject"],
+                args["predicate"],
+                args["object"],
+                src_id=args.get("src_id"),
+                valid_from=args.get("valid_from"),
+                valid_to=args.get("valid_to"),
+                namespace=namespace,
+            )
+            created = bool(made.pop("created", False))
+            return {"relation": _relation_out(made), "created": created}
+
+        return self._call(run)
+
+    def memory_relations(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Relations by entity / predicate / date over readable namespaces."""
+        limit = int(args.get("limit", 100))
+
+        def run(memory: Memory) -> dict[str, Any]:
+            namespaces = set(self._readable(memory, args.get("namespace")))
+            found = memory.relations(
+                entity=args.get("entity"),
+                predicate=args.get("predicate"),
+                as_of=args.get("as_of"),
+                namespace=args.get("namespace"),
+                limit=_ALL_RELATIONS,
+            )
+            visible = [r for r in found["relations"] if r["namespace"] in namespaces]
+            return {"relations": [_relation_out(r) for r in visible[:limit]], "notice": NOTICE}
+
+        return self._call(run)
+
+    def memory_unlink(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Remove one relation the caller may write."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            found = self._get_visible(memory, args["relation_id"])
+            if "predicate" not in found:
+                raise NotFoundError(
+                    f"{args['relation_id']} is a memory, not a relation",
+                    "use memory_forget to delete memories",
+                )
+            self._grants(memory).require_write(self.caller, str(found["namespace"]))
+            memory.unlink(args["relation_id"])
+            return {"removed": True, "relation_id": args["relation_id"]}
+
+        return self._call(run)
+
+    def memory_list_namespaces(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Readable namespaces with counts and access."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            memory.vault.refresh()
+            grants = self._grants(memory)
+            counts: dict[str, list[int]] = {}
+            for kind, slot in (("memory", 0), ("relation", 1)):
+                for item in memory.vault.items(kind):
+                    if kind == "memory" and item.data.get("superseded_by"):
+                        continue
+                    counts.setdefault(item.namespace, [0, 0])[slot] += 1
+            counts.setdefault(self.namespace, [0, 0])
+            rows = [
+                {
+                    "name": name,
+                    "memories": memory_count,
+                    "relations": relation_count,
+                    "access": grants.mode(self.caller, name),
+                }
+                for name, (memory_count, relation_count) in sorted(counts.items())
+                if grants.mode(self.caller, name) != "none"
+            ]
+            return {
+                "caller": self.caller,
+                "default_namespace": self.namespace,
+                "namespaces": rows,
+            }
+
+        return self._call(run)
+
+    def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """State of the vault; works while locked."""
+        from affidavit.core import paths
+
+        base: dict[str, Any] = {
+            "caller": self.caller,
+            "default_namespace": self.namespace,
+            "vault": str(self.vault_path or paths.vault_dir()),
+        }
+        try:
+            memory = self.memory()
+            status = memory.status()
+        except LockedError:
+            self._drop()
+            return {
+                **base,
+                "locked": True,
+                "memories": None,
+                "semantic": None,
+                "unlock_tool_enabled": self._unlock_allowed,
+                "hint": LOCKED_HINT,
+            }
+        readable = set(self._readable(memory, None))
+        count = sum(
+            1
+            for it in memory.vault.items("memory")
+            if it.namespace in readable and not it.data.get("superseded_by")
+        )
+        self._unlock_allowed = acl.unlock_tool_enabled(memory.vault)
+        out = {
+            **base,
+            "locked": False,
+            "memories": count,
+            "semantic": bool(status.get("semantic")),
+            "unlock_tool_enabled": self._unlock_allowed,
+        }
+        if not status.get("semantic"):
+            out["hint"] = str(status.get("reason") or "semantic recall is off; keyword only")
+        return out
+
+    def memory_lock(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Drop keys and end the unlock session; report, never raise, what failed."""
+        from affidavit.core import paths
+        from affidavit.vault import session
+
+        failures: list[str] = []
+        memory, self._memory = self._memory, None
+        if memory is not None:
+            try:
+                memory.vault.lock()
+            except Exception as exc:  # keep going: the key must go regardless
+                failures.append(f"locking the open vault: {_describe(exc)}")
+            finally:
+                try:
+                    memory.vault.close()
+                except Exception as exc:
+                    failures.append(f"closing the vault file: {_describe(exc)}")
+        else:
+            try:
+                session.clear(self.vault_path or paths.vault_dir())
+            except Exception as exc:
+                failures.append(f"clearing the unlock credential: {_describe(exc)}")
+        return {"locked": True, "failures": failures}
+
+    def memory_unlock(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Unlock with a passphrase, only if the sealed setting allows this tool."""
+        if self._unlock_allowed is False:
+            raise _unlock_disabled()
+        if self._memory is not None and not self._memory.vault.closed:
+            if not acl.unlock_tool_enabled(self._memory.vault):
+                raise _unlock_disabled()
+            return {"locked": False}
+        memory = self._open(passphrase=args["passphrase"])
+        if not acl.unlock_tool_enabled(memory.vault):
+            memory.vault.close()
+            raise _unlock_disabled()
+        self._memory = memory
+        return {"locked": False}
+
+    def memory_selftest(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Canned recall checks on a private temporary vault."""
+        from affidavit.vault.selftest import run_selftest
+
+        return run_selftest()
+
+    def close(self) -> None:
+        """Drop the vault handle and its keys (server shutdown)."""
+        self._drop()
+
+
+def _unlock_disabled() -> PolicyError:
+    return PolicyError(
+        "memory_unlock is disabled for this vault (the passphrase would pass through the "
+        "model's context)",
+        "ask the user to run `affidavit unlock`; they can allow this tool with "
+        "`affidavit unlock-tool enable`",
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, AffidavitError) else type(exc).__name__
+
+
+_MEMORY_FIELDS = (
+    "id",
+    "text",
+    "source",
+    "namespace",
+    "saved_at",
+    "discovered",
+    "expires",
+    "tags",
+    "kind",
+    "importance",
+    "quarantined",
+    "superseded_by",
+    "score",
+    "warning",
+)
+
+
+def _memory_out(view: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: view[k] for k in _MEMORY_FIELDS if k in view}
+    out["quarantined"] = bool(view.get("quarantined", False))
+    out.setdefault("superseded_by", None)
+    return out
+
+
+_RELATION_FIELDS = (
+    "id",
+    "subject",
+    "predicate",
+    "object",
+    "namespace",
+    "src_id",
+    "valid_from",
+    "valid_to",
+    "saved_at",
+)
+
+
+def _relation_out(view: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: view.get(k) for k in _RELATION_FIELDS}
+    return {k: v for k, v in out.items() if v is not None or k in {"src_id"}}
+
+
+_REASONS = {
+    "stored": "stored",
+    "duplicate": "a near-duplicate memory already exists; its id is returned",
+    "reaffirmed": "restated a live opinion: its date was refreshed instead of storing a copy",
+    "conflict": "a similar live opinion exists: resend with supersedes=[its id] to replace "
+    "it, or supersedes=[] to keep both",
+}
+
+
+def _store_result(result: Mapping[str, Any], fact: Mapping[str, Any]) -> dict[str, Any]:
+    status = str(result.get("status", "stored"))
+    out: dict[str, Any] = {
+        "stored": status == "stored",
+        "status": status,
+        "id": result.get("id"),
+        "namespace": fact["namespace"],
+        "reason": _REASONS.get(status, status),
+    }
+    if result.get("conflicts"):
+        out["existing"] = [_memory_out(m) for m in result["conflicts"]]
+    if result.get("superseded"):
+        out["superseded"] = list(result["superseded"])
+    return out
