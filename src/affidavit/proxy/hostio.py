@@ -52,9 +52,10 @@ class HostIO:
     def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
         assert self._queue is not None
         queue = self._queue
-        for line in iter(sys.stdin.buffer.readline, b""):
-            loop.call_soon_threadsafe(queue.put_nowait, line)
-        loop.call_soon_threadsafe(queue.put_nowait, None)
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            for line in iter(sys.stdin.buffer.readline, b""):
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+            loop.call_soon_threadsafe(queue.put_nowait, None)
 
     async def readline(self) -> bytes | None:
         """The next line from the host without its newline; ``None`` at end of input."""

@@ -347,7 +347,7 @@ class ProxyInterceptor:
         error = message.get("error")
         if isinstance(error, dict) and error.get("code") == jsonrpc.METHOD_NOT_FOUND:
             listing = {"resources": [self._audit_resource()]}
-            request.reply(jsonrpc.result_response(request.id, listing).rstrip(b"\n"))
+            request.answer(listing)
             return
         request.reply(line)
 
@@ -356,7 +356,7 @@ class ProxyInterceptor:
         if uri == AUDIT_RESOURCE_URI:
             text = json.dumps(self.audit.session_entries(), ensure_ascii=False, indent=1)
             contents = [{"uri": AUDIT_RESOURCE_URI, "mimeType": "application/json", "text": text}]
-            request.reply(jsonrpc.result_response(request.id, {"contents": contents}).rstrip(b"\n"))
+            request.answer({"contents": contents})
             return
         if not isinstance(uri, str):
             request.reply(await request.forward())
@@ -377,6 +377,7 @@ class ProxyInterceptor:
             )
         else:
             receipt = await self._verify(verifier, ctx, before, result)
+        self._log_receipt(receipt)
         if receipt.verdict is Verdict.CONTRADICTED:
             request.reply(
                 jsonrpc.error_response(
@@ -390,10 +391,9 @@ class ProxyInterceptor:
         elif self.options.receipts:
             updated = dict(result)
             updated["_meta"] = {**dict(updated.get("_meta") or {}), RECEIPT_META: receipt.as_dict()}
-            request.reply(jsonrpc.result_response(request.id, updated).rstrip(b"\n"))
+            request.answer(updated)
         else:
             request.reply(line)
-        self._log_receipt(receipt, ctx.name)
         self._record(
             {
                 "kind": "read",
@@ -533,7 +533,7 @@ class ProxyInterceptor:
                 f"affidavit proxy: refused `{name}`: its definition changed since it was pinned "
                 "(or could not be checked); review it and run `affidavit proxy trust-tools`"
             )
-            request.reply(jsonrpc.result_response(request.id, _tool_error(text)).rstrip(b"\n"))
+            request.answer(_tool_error(text))
             refused = {"action": "refused", "allowed": False, "reason": "tool pin changed"}
             self._record({**entry, "policy": refused, "outcome": "refused"})
             return
@@ -541,7 +541,7 @@ class ProxyInterceptor:
         entry["policy"] = {**decision.as_dict(), "allowed": allowed, "reason": why}
         if not allowed:
             text = f"affidavit proxy: policy denied this call to `{name}`: {why}"
-            request.reply(jsonrpc.result_response(request.id, _tool_error(text)).rstrip(b"\n"))
+            request.answer(_tool_error(text))
             log(text)
             self._record(
                 {**entry, "outcome": "denied", "timings_ms": {**timings, "total": _ms(started)}}
@@ -602,7 +602,7 @@ class ProxyInterceptor:
         meta = dict(result.get("_meta") or {})
         meta[REPLAYED_META] = True
         result["_meta"] = meta
-        request.reply(jsonrpc.result_response(request.id, result).rstrip(b"\n"))
+        request.answer(result)
         log(f"answered a retry of `{entry['tool']}` from its verified result (state still holds)")
         self._record(
             {
@@ -644,14 +644,15 @@ class ProxyInterceptor:
             self._finish(entry, None, timings, started, "error", request)
             return
         receipt = await self._judge(verifier, snapshot_ok, ctx, before, result, timings)
+        self._log_receipt(receipt)
         if replay_key is not None and verifier is not None:
             self.cache.store(replay_key, Verified(result, receipt, verifier, ctx))
         if receipt.verdict is Verdict.CONTRADICTED:
             rewritten = contradicted_result(result, receipt)
-            request.reply(jsonrpc.result_response(request.id, rewritten).rstrip(b"\n"))
+            request.answer(rewritten)
         elif self.options.receipts:
             updated = with_receipt(result, receipt)
-            request.reply(jsonrpc.result_response(request.id, updated).rstrip(b"\n"))
+            request.answer(updated)
         else:
             request.reply(line)
         self._finish(entry, receipt, timings, started, "result", request)
@@ -690,7 +691,7 @@ class ProxyInterceptor:
             "evidence": redact([e.as_dict() for e in receipt.evidence]),
         }
 
-    def _log_receipt(self, receipt: Receipt, name: str) -> None:
+    def _log_receipt(self, receipt: Receipt) -> None:
         if receipt.verifier != "none":
             log(receipt_line(receipt))
 
@@ -704,8 +705,6 @@ class ProxyInterceptor:
         request: HostRequest,
     ) -> None:
         total = _ms(started)
-        if receipt is not None:
-            self._log_receipt(receipt, entry["tool"])
         self._record(
             {
                 **entry,

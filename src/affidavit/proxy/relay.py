@@ -31,6 +31,8 @@ from affidavit.core import jsonrpc
 from affidavit.core.jsonrpc import IdKey, Kind, Peek
 from affidavit.proxy.hostio import HostIO
 
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+
 
 class Backend(Protocol):
     """What the relay needs from a backend transport (stdio subprocess or Streamable HTTP)."""
@@ -98,9 +100,21 @@ class HostRequest:
         self.forwarded = True
         return await self.relay.send_to_backend(self.peek, self.line, wait=True)
 
+    @property
+    def stateless(self) -> bool:
+        """Whether this is a 2026-07-28 request (its ``_meta`` carries the protocol version)."""
+        meta = self.params.get("_meta")
+        return isinstance(meta, dict) and PROTOCOL_VERSION_META in meta
+
     def reply(self, line: bytes) -> None:
-        """Answer the host."""
+        """Answer the host with a line as it is."""
         self.relay.host.write(line)
+
+    def answer(self, result: dict[str, Any]) -> None:
+        """Answer the host with a result the proxy made (typed for the request's era)."""
+        if self.stateless and "resultType" not in result:
+            result = {**result, "resultType": "complete"}
+        self.reply(jsonrpc.result_response(self.id, result).rstrip(b"\n"))
 
 
 class Interceptor(Protocol):
@@ -363,8 +377,8 @@ class Relay:
 
     async def run(self, make_interceptor: Callable[[Relay], Interceptor] | None = None) -> int:
         """Relay until either side ends; return the process exit code."""
-        await self.host.open()
         await self.backend.start()
+        await self.host.open()
         if make_interceptor is not None:
             self.interceptor = make_interceptor(self)
         host_task = asyncio.create_task(self._host_loop())
@@ -384,6 +398,7 @@ class Relay:
 
     async def _after_backend_exit(self, host_task: asyncio.Task[None]) -> None:
         self._backend_gone = True
+        await self.backend.close(grace=2.0)  # reap it, so its exit status can be reported
         log(f"the backend {self.backend.exit_status()}")
         self._fail_in_flight()
         # let the interceptor answer the calls it was holding, then stop
@@ -392,7 +407,6 @@ class Relay:
         await self.host.drain()
         host_task.cancel()
         await asyncio.gather(host_task, return_exceptions=True)
-        await self.backend.close(grace=1.0)
         self.exit_code = 8
 
     async def _drain_held(self) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -198,7 +199,8 @@ class ResourceVerifier:
         raw = ctx.name.removeprefix(FILE_PREFIX).split("?", 1)[0].split("#", 1)[0]
         rel = urllib.parse.unquote(raw)
         target = resolve_under(rel, [repo.path]) if not Path(rel).is_absolute() else None
-        if target is None or Path(repo.path, ".git") in (target, *target.parents):
+        git_dir = Path(os.path.realpath(repo.path), ".git")
+        if target is None or git_dir in (target, *target.parents):
             return judge.unchecked("the path does not stay inside the repository", ctx.name)
         where = str(target)
         try:

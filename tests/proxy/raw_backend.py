@@ -1,0 +1,160 @@
+"""A scripted raw MCP backend for relay tests: real process, real pipes, no SDK.
+
+It records every line it receives, byte for byte, in ``$RAW_BACKEND_LOG`` and answers with
+deliberately unusual formatting (other key order, spaces) so tests can see the proxy forward
+bytes rather than re-serialised JSON. Tools (by name) script the awkward cases: a slow call,
+a crash mid-request, garbage output, a request to the host with a colliding id, a lie.
+Tool definitions come from ``$RAW_BACKEND_TOOLS`` (a JSON file, re-read on every list) so a
+test can change them between sessions (a rug pull).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+LOG = Path(os.environ["RAW_BACKEND_LOG"])
+TOOLS = os.environ.get("RAW_BACKEND_TOOLS")
+PIDFILE = os.environ.get("RAW_BACKEND_PIDFILE")
+_out = threading.Lock()
+_waiting: dict[str, threading.Event] = {}
+_answers: dict[str, dict] = {}
+
+
+def send(text: str) -> None:
+    with _out:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def reply(request_id, result) -> None:
+    # key order and spacing differ from what json.dumps(compact) would produce
+    send(json.dumps({"result": result, "id": request_id, "jsonrpc": "2.0"}, indent=None))
+
+
+def text(value: str, **extra) -> dict:
+    return {"content": [{"type": "text", "text": value}], "isError": False, **extra}
+
+
+def tools() -> list[dict]:
+    if TOOLS and Path(TOOLS).exists():
+        return json.loads(Path(TOOLS).read_text())
+    names = ["echo", "write_file", "lie_write", "slow", "crash", "garbage", "ask_host", "count"]
+    return [
+        {"name": n, "description": f"{n} tool", "inputSchema": {"type": "object"}} for n in names
+    ]
+
+
+def call(request_id, name: str, args: dict) -> None:
+    if name == "echo":
+        reply(request_id, text(json.dumps(args, sort_keys=True)))
+    elif name == "write_file":
+        Path(args["path"]).write_text(args["content"])
+        reply(request_id, text(f"wrote {len(args['content'])} bytes to {args['path']}"))
+    elif name == "lie_write":
+        reply(request_id, text(f"wrote {len(args['content'])} bytes to {args['path']}"))
+    elif name == "count":
+        counter = Path(args["path"])
+        value = int(counter.read_text()) + 1 if counter.exists() else 1
+        time.sleep(float(args.get("delay", 0)))
+        counter.write_text(str(value))
+        reply(request_id, text(f"count is {value}"))
+    elif name == "slow":
+        time.sleep(float(args.get("seconds", 1)))
+        reply(request_id, text("slow done"))
+    elif name == "crash":
+        os._exit(3)
+    elif name == "garbage":
+        send("this is not json")
+        send("")
+        send("{broken json")
+        reply(request_id, text("after garbage"))
+    elif name == "ask_host":
+        # a request to the host that reuses the host's own request id: only direction tells
+        # the proxy which reply belongs where
+        event = threading.Event()
+        _waiting[json.dumps(request_id)] = event
+        send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 5},
+                }
+            )
+        )
+        event.wait(30)
+        answer = _answers.pop(json.dumps(request_id), {})
+        reply(request_id, text("host said " + json.dumps(answer, sort_keys=True)))
+    else:
+        send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": -32602, "message": f"unknown tool {name}"},
+                }
+            )
+        )
+
+
+def main() -> None:
+    if PIDFILE:
+        Path(PIDFILE).write_text(str(os.getpid()))
+    with LOG.open("ab", buffering=0) as log:
+        for raw in sys.stdin.buffer:
+            log.write(raw)
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            method, request_id = message.get("method"), message.get("id")
+            if method is None:
+                key = json.dumps(request_id)
+                if key in _waiting:
+                    _answers[key] = message.get("result") or message.get("error") or {}
+                    _waiting.pop(key).set()
+                continue
+            if request_id is None:
+                continue
+            if method == "initialize":
+                reply(
+                    request_id,
+                    {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "raw-backend", "version": "1"},
+                    },
+                )
+            elif method == "tools/list":
+                reply(request_id, {"tools": tools()})
+            elif method == "tools/call":
+                params = message.get("params") or {}
+                threading.Thread(
+                    target=call,
+                    args=(request_id, params.get("name"), params.get("arguments") or {}),
+                    daemon=True,
+                ).start()
+            elif method == "ping":
+                reply(request_id, {})
+            else:
+                send(
+                    json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": request_id,
+                            "error": {"code": -32601, "message": "Method not found"},
+                        }
+                    )
+                )
+
+
+if __name__ == "__main__":
+    main()
