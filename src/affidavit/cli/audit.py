@@ -1,9 +1,82 @@
-"""Commands of this family (being built; see the issue that owns it)."""
+"""``affidavit audit verify``: walk a hash chain and name its first broken link.
+
+Without ``--log`` it checks the vault's sealed audit chain (needs the vault unlocked); with
+``--log FILE`` it checks a proxy audit log (plain JSONL, no key needed). Exit 0 when intact,
+the IntegrityError exit code when not.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from affidavit.cli.output import print_json, stdout
+from affidavit.core.errors import IntegrityError
+
+audit_app = typer.Typer(
+    name="audit",
+    help="Verify tamper-evident audit chains (the vault's, or a proxy log).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@audit_app.command("verify")
+def verify(
+    log: Annotated[
+        Path | None,
+        typer.Option("--log", help="Verify this proxy audit log instead of the vault's chain."),
+    ] = None,
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Walk the chain; report its length and head, or the first broken entry."""
+    if log is not None:
+        _verify_proxy_log(log, as_json)
+        return
+    from affidavit.cli.vault import open_vault
+
+    vault = open_vault()
+    try:
+        report = vault.verify_audit()
+    finally:
+        vault.close()
+    if as_json:
+        print_json(report.as_dict())
+    if not report.ok:
+        raise IntegrityError(
+            f"vault audit chain broken: {report.problem}",
+            "restore the vault from a backup taken before the damage",
+        )
+    if not as_json:
+        stdout.print(f"audit chain OK: {report.entries} entries, head {report.head}", markup=False)
+
+
+def _verify_proxy_log(log: Path, as_json: bool) -> None:
+    from affidavit.proxy.audit import verify_log
+
+    report = verify_log(log)
+    brk = report.first_break
+    if as_json:
+        print_json(
+            {
+                "ok": report.ok,
+                "entries": report.entries,
+                "head": report.head,
+                "broken_at": brk.index + 1 if brk else None,
+                "reason": brk.reason if brk else None,
+            }
+        )
+    if brk is not None:
+        raise IntegrityError(
+            f"audit log {log} is broken at entry {brk.index + 1}: {brk.reason}",
+            "entries before it are intact; keep the file as evidence",
+        )
+    if not as_json:
+        stdout.print(f"audit log OK: {report.entries} entries, head {report.head}", markup=False)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the given app."""
+    """Mount ``audit`` on the root app."""
+    app.add_typer(audit_app)

@@ -1,9 +1,499 @@
-"""Commands of this plane (being built; see the issue that owns it)."""
+"""The memory vault's commands: init, unlock, lock, passwd, 2fa, store, get, forget, export,
+import, status, verify.
+
+Command bodies import the vault lazily so ``affidavit --help`` stays fast. Data goes to stdout
+(``--json`` on every command that returns data), messages to stderr. Secrets are read by
+:mod:`affidavit.cli.passphrase`, never taken from argv.
+"""
 
 from __future__ import annotations
 
+import base64
+import json
+import secrets
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
+
+from affidavit.cli import passphrase
+from affidavit.cli.output import print_json, stderr, stdout, warn
+from affidavit.core.errors import InputError, LockedError, UsageError
+
+if TYPE_CHECKING:
+    from affidavit.vault import NewItem, Vault
+
+JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
+KEYFILE_BYTES = 64
+
+twofa_app = typer.Typer(
+    name="2fa",
+    help="Require a keyfile as well as the passphrase (both feed Argon2id), or stop requiring it.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+def open_vault(*, keyfile: Path | None = None) -> Vault:
+    """Open the selected vault; on a terminal, a locked vault asks for its passphrase."""
+    from affidavit.vault import Vault
+
+    try:
+        return Vault.open(keyfile=keyfile)
+    except LockedError:
+        if not passphrase.may_prompt():
+            raise
+        return Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
+
+
+def _vault_dir() -> Path:
+    from affidavit.core.paths import vault_dir
+
+    return vault_dir()
+
+
+def _ensure_keyfile(path: Path) -> bool:
+    """Use an existing keyfile, or create a new random one (0600); True if created."""
+    from affidavit.core.atomic import write_atomic
+
+    if path.exists():
+        return False
+    if not path.parent.is_dir():
+        raise InputError(f"cannot create keyfile {path}: its folder does not exist")
+    write_atomic(path, secrets.token_bytes(KEYFILE_BYTES), 0o600)
+    return True
+
+
+def init(
+    keyfile: Annotated[
+        Path | None,
+        typer.Option(
+            "--keyfile",
+            help="Also require this keyfile (created with 64 random bytes if it does not exist).",
+        ),
+    ] = None,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Create a new encrypted vault (asks twice for a passphrase, or reads AFFIDAVIT_PASSPHRASE)."""
+    from affidavit.vault import Vault
+    from affidavit.vault.store import Store
+
+    directory = _vault_dir()
+    Store.refuse_existing(directory)
+    secret = passphrase.choose()
+    created_keyfile = _ensure_keyfile(keyfile) if keyfile is not None else False
+    vault = Vault.create(directory, secret, keyfile=keyfile)
+    result = {
+        "path": str(directory),
+        "vault_id": vault.vault_id.hex(),
+        "two_factor": keyfile is not None,
+    }
+    vault.close()
+    if as_json:
+        print_json(result)
+        return
+    stdout.print(f"created an encrypted vault at {directory}", markup=False)
+    if keyfile is not None:
+        made = "created" if created_keyfile else "uses"
+        stdout.print(
+            f"two-factor: {made} keyfile {keyfile}; keep a copy, it cannot be recovered",
+            markup=False,
+        )
+    stderr.print("next: `affidavit unlock` to keep it open for your agents", markup=False)
+
+
+def unlock(
+    once: bool = typer.Option(
+        False,
+        "--once",
+        help="Good for one open only: the next process to open the vault "
+        "consumes the session and the vault is locked again.",
+    ),
+    keyfile: Annotated[
+        Path | None, typer.Option("--keyfile", help="The keyfile of a 2FA vault.")
+    ] = None,
+    auto_lock: int | None = typer.Option(
+        None,
+        "--auto-lock",
+        min=0,
+        help="Lock after this many idle minutes (0 = never); saved in the vault's settings.",
+    ),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Unlock the vault for this user's processes until lock, reboot or the idle auto-lock."""
+    from affidavit.vault import Vault
+    from affidavit.vault.api import AUTO_LOCK_SETTING
+
+    vault = Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
+    try:
+        if auto_lock is not None:
+            vault.set_setting(AUTO_LOCK_SETTING, auto_lock or None)
+        idle = vault.get_setting(AUTO_LOCK_SETTING)
+        vault.start_session(once=once, idle_minutes=idle)
+        path = vault.path
+    finally:
+        vault.close()
+    if as_json:
+        print_json(
+            {"path": str(path), "state": "unlocked", "once": once, "auto_lock_minutes": idle}
+        )
+        return
+    until = "for the next process that opens it" if once else "until lock or reboot"
+    extra = f", auto-lock after {idle} idle minutes" if idle else ""
+    stdout.print(f"unlocked {path} {until}{extra}", markup=False)
+
+
+def lock(
+    sign: bool = typer.Option(
+        False, "--sign", help="First write an Ed25519-signed manifest of the vault."
+    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Where to write the manifest (default: manifest.json in the vault)."
+        ),
+    ] = None,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Lock the vault for every process of this user (and optionally sign a manifest)."""
+    from affidavit.vault import manifest, session
+    from affidavit.vault.api import locked_status
+
+    directory = _vault_dir()
+    locked_status(directory)  # NotFoundError when there is no vault here
+    written = None
+    if sign:
+        vault = open_vault()
+        try:
+            written = manifest.sign(vault, out)
+        finally:
+            vault.close()
+    ended = session.clear(directory)
+    if as_json:
+        print_json(
+            {
+                "path": str(directory),
+                "state": "locked",
+                "was_unlocked": ended,
+                "manifest": str(written) if written else None,
+            }
+        )
+        return
+    if written is not None:
+        stdout.print(f"signed manifest: {written}", markup=False)
+    stdout.print(
+        f"locked {directory}" if ended else f"{directory} was already locked", markup=False
+    )
+
+
+def passwd() -> None:
+    """Change the passphrase: re-wraps the key slots, re-encrypts nothing."""
+    from affidavit.vault import Vault
+
+    vault = Vault.open(passphrase=passphrase.current("Current passphrase: "))
+    try:
+        new = passphrase.choose(passphrase.NEW_ENV)
+        vault.set_credentials(new, keyfile=vault.keyfile_path, op="passwd")
+    finally:
+        vault.close()
+    stdout.print(
+        "passphrase changed; backups made before now still open with the old one", markup=False
+    )
+
+
+@twofa_app.command("enable")
+def twofa_enable(
+    keyfile: Annotated[
+        Path,
+        typer.Option(
+            "--keyfile", help="The keyfile to require (created with 64 random bytes if missing)."
+        ),
+    ],
+) -> None:
+    """Require KEYFILE as well as the passphrase from now on."""
+    from affidavit.crypto.keyslots import PASSPHRASE_KEYFILE
+    from affidavit.vault import Vault
+
+    secret = passphrase.current()
+    vault = Vault.open(passphrase=secret)
+    try:
+        if PASSPHRASE_KEYFILE in vault.slot_kinds():
+            raise UsageError("two-factor is already on", "use `affidavit 2fa disable` first")
+        created = _ensure_keyfile(keyfile)
+        vault.set_credentials(secret, keyfile=keyfile, op="2fa-enable")
+    finally:
+        vault.close()
+    made = "created" if created else "uses"
+    stdout.print(f"two-factor on: the vault {made} keyfile {keyfile}; keep a copy", markup=False)
+
+
+@twofa_app.command("disable")
+def twofa_disable(
+    keyfile: Annotated[Path, typer.Option("--keyfile", help="The keyfile the vault requires now.")],
+) -> None:
+    """Stop requiring the keyfile (the passphrase alone opens the vault again)."""
+    from affidavit.vault import Vault
+
+    secret = passphrase.current()
+    vault = Vault.open(passphrase=secret, keyfile=keyfile)
+    try:
+        if vault.keyfile_path is None:
+            raise UsageError("two-factor is not on for this vault")
+        vault.set_credentials(secret, keyfile=None, op="2fa-disable")
+    finally:
+        vault.close()
+    stdout.print("two-factor off: the passphrase alone opens the vault", markup=False)
+
+
+def memory_item(fields: dict[str, Any]) -> NewItem:
+    """The one place ``store``'s options become a record (recall options extend ``fields``)."""
+    from affidavit.vault import NewItem
+
+    namespace = fields.pop("namespace")
+    data = {k: v for k, v in fields.items() if v not in (None, [], ())}
+    return NewItem(data=data, kind="memory", namespace=namespace)
+
+
+def store(
+    text: str = typer.Argument(..., help="The memory: one claim."),
+    source: str = typer.Option(..., "--source", help="Where it came from ('from chat', a file)."),
+    namespace: str = typer.Option("default", "--namespace", help="The namespace to store in."),
+    tag: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),  # noqa: B008
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Store a memory; prints its new id."""
+    item = memory_item({"text": text, "source": source, "namespace": namespace, "tags": tag})
+    vault = open_vault()
+    try:
+        stored = vault.put(item)
+    finally:
+        vault.close()
+    if as_json:
+        print_json(stored.as_dict())
+    else:
+        stdout.print(stored.id, markup=False)
+
+
+def get(
+    item_id: str = typer.Argument(..., help="The record id."), as_json: bool = JSON_OPT
+) -> None:
+    """Show one record."""
+    vault = open_vault()
+    try:
+        item = vault.get(item_id)
+    finally:
+        vault.close()
+    if as_json:
+        print_json(item.as_dict())
+        return
+    data = dict(item.data)
+    text = data.pop("text", None)
+    if text is not None:
+        stdout.print(text, markup=False)
+    for key, value in [
+        ("id", item.id),
+        ("kind", item.kind),
+        ("namespace", item.namespace),
+        ("saved", item.saved_at),
+        *sorted(data.items()),
+    ]:
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+        stdout.print(f"  {key}: {shown}", markup=False)
+
+
+def forget(
+    item_id: str = typer.Argument(..., help="The record id."),
+    shred: bool = typer.Option(
+        False, "--shred", help="Destroy its key and ciphertext too: unrecoverable from the vault."
+    ),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Forget a record (with --shred, crypto-shred it)."""
+    vault = open_vault()
+    try:
+        vault.forget(item_id, shred=shred)
+    finally:
+        vault.close()
+    if as_json:
+        print_json({"id": item_id, "forgotten": True, "shredded": shred})
+    else:
+        stdout.print(f"{'shredded' if shred else 'forgot'} {item_id}", markup=False)
+
+
+def export(
+    plaintext: bool = typer.Option(
+        False, "--plaintext", help="Required: confirms you want the memories unencrypted."
+    ),
+) -> None:
+    """Write every live record to stdout as JSON lines, in plaintext."""
+    if not plaintext:
+        raise UsageError(
+            "export writes your memories in plaintext",
+            "pass --plaintext to confirm, and redirect stdout to a safe place",
+        )
+    vault = open_vault()
+    try:
+        items = list(vault.items())
+    finally:
+        vault.close()
+    warn(f"writing {len(items)} records in PLAINTEXT to stdout; protect or delete the copy")
+    out = sys.stdout
+    for item in items:
+        row = item.as_dict()
+        row.pop("seq")
+        if item.vector is not None:
+            row["vector"] = base64.b64encode(item.vector).decode("ascii")
+        out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    out.flush()
+
+
+def _read_import(source: str) -> list[NewItem]:
+    """Parse an export file: every line checked before anything is stored."""
+    from affidavit.vault import NewItem
+
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"no file {source}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {source} ({exc})") from None
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not an object")
+            vector = row.get("vector")
+            items.append(
+                NewItem(
+                    data=row["data"],
+                    kind=row.get("kind", "memory"),
+                    namespace=row.get("namespace", "default"),
+                    vector=base64.b64decode(vector, validate=True) if vector else None,
+                    id=row["id"],
+                    saved_at=row.get("saved_at"),
+                )
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InputError(
+                f"{source} line {number}: not an export row ({exc})",
+                "nothing was imported; fix that line",
+            ) from None
+    return items
+
+
+def import_(
+    source: str = typer.Argument(
+        ..., metavar="FILE", help="An export file (JSONL), or - for stdin."
+    ),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Import an export: all or nothing, idempotent by id."""
+    items = _read_import(source)
+    vault = open_vault()
+    try:
+        try:
+            counts = vault.import_items(items)
+        except InputError as exc:
+            raise InputError(f"{source}: {exc.message}", "nothing was imported") from None
+    finally:
+        vault.close()
+    if as_json:
+        print_json({"rows": len(items), **counts})
+        return
+    stdout.print(
+        f"imported {counts['imported']} records ({counts['already_present']} already present, "
+        f"{counts['kept_forgotten']} forgotten here and left out)",
+        markup=False,
+    )
+
+
+def status(as_json: bool = JSON_OPT) -> None:
+    """Lock state, records per namespace, size on disk, audit head, format version."""
+    from affidavit.vault import Vault
+    from affidavit.vault.api import locked_status
+
+    try:
+        vault = Vault.open()
+    except LockedError:
+        info = locked_status(_vault_dir())
+    else:
+        try:
+            info = vault.status()
+        finally:
+            vault.close()
+    if as_json:
+        print_json(info)
+        return
+    lines = [
+        f"vault:   {info['path']}",
+        f"state:   {info['state']}",
+        f"format:  {info['format']}",
+        f"size:    {info['size_bytes']:,} bytes on disk",
+    ]
+    if "records" in info:
+        spread = ", ".join(f"{k} {v}" for k, v in info["namespaces"].items()) or "none"
+        lines[2:2] = [f"records: {info['records']} ({spread})"]
+        lines.append(f"audit:   {info['audit']['entries']} entries, head {info['audit']['head']}")
+        if info.get("auto_lock_minutes"):
+            lines.append(f"auto-lock: after {info['auto_lock_minutes']} idle minutes")
+    for line in lines:
+        stdout.print(line, markup=False)
+
+
+def verify(
+    manifest_path: Annotated[
+        Path, typer.Argument(metavar="MANIFEST", help="A file `lock --sign` wrote.")
+    ],
+    vault: Annotated[
+        Path | None,
+        typer.Option(
+            "--vault", help="Also check that this vault directory's file is the signed one."
+        ),
+    ] = None,
+    key: str | None = typer.Option(
+        None, "--key", help="Require this signer fingerprint (SHA256:...)."
+    ),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Check a signed vault manifest; needs no passphrase."""
+    from affidavit.vault import manifest
+
+    report = manifest.verify(manifest_path, vault_dir=vault, pinned=key)
+    if as_json:
+        print_json(report)
+        return
+    stdout.print(
+        f"manifest OK: signed by {report['signer']}"
+        f"{' (pinned)' if report['pinned'] else ' (not pinned: pass --key)'}",
+        markup=False,
+    )
+    stdout.print(
+        f"  {report['records']} records, {report['audit_entries']} audit entries, "
+        f"signed {report['created_at']}",
+        markup=False,
+    )
+    if report["vault_file"]:
+        stdout.print(f"  vault file matches: {report['vault_file']}", markup=False)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    """Add the vault commands to the root app."""
+    for function, name in (
+        (init, "init"),
+        (unlock, "unlock"),
+        (lock, "lock"),
+        (passwd, "passwd"),
+        (store, "store"),
+        (get, "get"),
+        (forget, "forget"),
+        (export, "export"),
+        (import_, "import"),
+        (status, "status"),
+        (verify, "verify"),
+    ):
+        app.command(name)(function)
+    app.add_typer(twofa_app)

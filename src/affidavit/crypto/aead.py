@@ -13,7 +13,7 @@ import hashlib
 import secrets
 
 from nacl import bindings
-from nacl.exceptions import CryptoError
+from nacl._sodium import ffi, lib
 
 from affidavit.core.errors import IntegrityError
 
@@ -23,7 +23,10 @@ TAG_BYTES = bindings.crypto_aead_xchacha20poly1305_ietf_ABYTES
 OVERHEAD = NONCE_BYTES + TAG_BYTES
 
 _encrypt = bindings.crypto_aead_xchacha20poly1305_ietf_encrypt
-_decrypt = bindings.crypto_aead_xchacha20poly1305_ietf_decrypt
+# Opening goes to libsodium through PyNaCl's own cffi module: the public binding re-checks
+# every argument with eagerly formatted messages, which tripled the cost of unlocking a
+# 100k-record vault (ADR 0042). Lengths are checked here instead.
+_decrypt = lib.crypto_aead_xchacha20poly1305_ietf_decrypt
 
 
 class SealError(IntegrityError):
@@ -45,13 +48,20 @@ def unseal(key: bytes, blob: bytes, ad: bytes = b"", *, what: str = "a sealed bl
     """Open a blob made by :func:`seal`; raise :class:`SealError` naming ``what`` on failure."""
     if len(blob) < OVERHEAD:
         raise SealError(f"{what} is truncated", "restore the vault from a backup")
-    try:
-        return _decrypt(blob[NONCE_BYTES:], ad, blob[:NONCE_BYTES], key)
-    except CryptoError:
+    if len(key) != KEY_BYTES:
+        raise ValueError("an XChaCha20-Poly1305 key is 32 bytes")
+    clen = len(blob) - NONCE_BYTES
+    out = ffi.new("unsigned char[]", clen)
+    out_len = ffi.new("unsigned long long *")
+    rc = _decrypt(
+        out, out_len, ffi.NULL, blob[NONCE_BYTES:], clen, ad, len(ad), blob[:NONCE_BYTES], key
+    )
+    if rc != 0:
         raise SealError(
             f"{what} failed authentication (tampered or corrupt)",
             "restore the vault from a backup",
-        ) from None
+        )
+    return ffi.buffer(out, out_len[0])[:]
 
 
 def subkey(master: bytes, label: str) -> bytes:

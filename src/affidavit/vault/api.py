@@ -95,6 +95,7 @@ class Vault:
         self._listeners: list[Callable[[Change], None]] = []
         self._seq = 0
         self._data_version = -1
+        self.keyfile_path: Path | None = None  # the keyfile this handle was unlocked with
         self._load()
 
     # -- opening and closing ------------------------------------------------------------
@@ -167,8 +168,9 @@ class Vault:
                 )
             secret = passphrase if passphrase is not None else os.environ.get(PASSPHRASE_ENV)
             unlock_session = None
+            used_keyfile = None
             if secret is not None:
-                master = _unlock(slots, vault_id, secret, keyfile)
+                master, used_keyfile = _unlock(slots, vault_id, secret, keyfile)
             else:
                 unlock_session = session.load(directory, vault_id)
                 if unlock_session is None:
@@ -177,12 +179,21 @@ class Vault:
                         "run `affidavit unlock` (or set AFFIDAVIT_PASSPHRASE for one process)",
                     )
                 master = unlock_session.master
-            return cls(
+            vault = cls(
                 directory, store, VaultKeys.derive(master), vault_id, slots[0].kdf, unlock_session
             )
+            vault.keyfile_path = used_keyfile
+            return vault
         except BaseException:
             store.close()
             raise
+
+    def start_session(self, *, once: bool = False, idle_minutes: int | None = None) -> Path:
+        """Keep this vault unlocked for the user's other processes (see :mod:`.session`)."""
+        _, keys = self._open_parts()
+        return session.start(
+            self.path, self.vault_id, keys.master, once=once, idle_minutes=idle_minutes
+        )
 
     def close(self) -> None:
         """Close the file and drop every key and plaintext this object holds."""
@@ -233,13 +244,17 @@ class Vault:
                 f"anchors {anchor.rows} up to seq {anchor.seq} (rows removed or rolled back)",
                 "restore the vault from a backup",
             )
-        for row in rows:
-            self._apply(
-                row,
-                envelope.open_row(keys.wrap, self.vault_id, row)
-                if row.state == LIVE
-                else self._authenticate(row),
-            )
+        wrap, vault_id = keys.wrap, self.vault_id
+        for row in rows:  # the bulk path of unlock: no listeners yet, fresh dicts
+            if row.state != LIVE:
+                envelope.unwrap_key(wrap, vault_id, row)
+                self._gone[row.rid] = row.state
+                continue
+            p = envelope.open_row(wrap, vault_id, row)
+            if p is None:
+                continue
+            item = VaultItem(row.rid, p.kind, p.namespace, row.seq, p.saved_at, p.data, p.vector)
+            (self._internal if p.kind.startswith("_") else self._live)[row.rid] = item
         self._seq = anchor.seq
 
     def _anchor(self, store: Store, keys: VaultKeys) -> Anchor:
@@ -476,6 +491,25 @@ class Vault:
         written = self._write(plan)
         return [existing.get(rid) or written[rid] for rid, *_ in prepared]
 
+    def import_items(self, items: Sequence[NewItem]) -> dict[str, int]:
+        """Import exported records (each with its ``id``): all or nothing, idempotent by id.
+
+        Records already present are left alone; ids this vault forgot or shredded stay
+        forgotten (an old export never resurrects them). Returns the three counts.
+        """
+        self.refresh()
+        for index, item in enumerate(items):
+            if not isinstance(item, NewItem) or item.id is None:
+                raise InputError(f"item {index}: an imported record needs its id")
+        fresh = [it for it in items if it.id not in self._gone]
+        present = sum(1 for it in fresh if it.id in self._live)
+        self.put_many(fresh)
+        return {
+            "imported": len(fresh) - present,
+            "already_present": present,
+            "kept_forgotten": len(items) - len(fresh),
+        }
+
     def update(self, item_id: str, data: dict[str, Any], *, vector: Any = _KEEP) -> VaultItem:
         """Re-seal a live record with new ``data`` (and ``vector``) as a new version (new seq).
 
@@ -636,6 +670,10 @@ class Vault:
             self._seq = seq
             return result
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the vault file and truncate it (see forget --shred)."""
+        self._flush_wal("the vault is written")
+
     def _flush_wal(self, what: str) -> None:
         store, _ = self._open_parts()
         if not store.checkpoint():
@@ -650,6 +688,7 @@ def _unlock(slots: list[KeySlot], vault_id: bytes, passphrase: str, keyfile: Pat
     """Try each slot with the secrets at hand; word the failure precisely, never the secret."""
     needs_keyfile = any(s.kind == keyslots.PASSPHRASE_KEYFILE for s in slots)
     keyfile_bytes = None
+    chosen = None
     if needs_keyfile:
         hint = next((s.keyfile_hint for s in slots if s.keyfile_hint), None)
         chosen = keyfile or (Path(os.environ[KEYFILE_ENV]) if os.environ.get(KEYFILE_ENV) else None)
@@ -663,7 +702,7 @@ def _unlock(slots: list[KeySlot], vault_id: bytes, passphrase: str, keyfile: Pat
             continue
         master = keyslots.open_slot(slot, vault_id, passphrase, use)
         if master is not None:
-            return master
+            return master, chosen if use is not None else None
     if (
         needs_keyfile
         and keyfile_bytes is None
@@ -676,6 +715,24 @@ def _unlock(slots: list[KeySlot], vault_id: bytes, passphrase: str, keyfile: Pat
     if needs_keyfile:
         raise AuthError("wrong passphrase or keyfile", "try again with the right ones")
     raise AuthError("wrong passphrase", "try again")
+
+
+def locked_status(path: Path | None = None) -> dict[str, Any]:
+    """What can be said about a vault without its key: where, format, size, session state."""
+    directory = Path(path) if path is not None else paths.vault_dir()
+    store = Store.open(directory)
+    try:
+        with store.read():
+            vault_id = store.header().vault_id
+        return {
+            "path": str(directory),
+            "state": session.state(directory, vault_id),
+            "format": FORMAT_VERSION,
+            "vault_id": vault_id.hex(),
+            "size_bytes": store.size_on_disk(),
+        }
+    finally:
+        store.close()
 
 
 def _same(item: VaultItem, payload: Payload) -> bool:

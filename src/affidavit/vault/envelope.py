@@ -12,10 +12,11 @@ Payload plaintext: ``0x01 || u32 json_length || json || vector bytes``. The JSON
 
 from __future__ import annotations
 
-import json
 import struct
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from affidavit.core.canonical import canonical_json
 from affidavit.core.errors import IntegrityError, UnsupportedError
@@ -53,10 +54,10 @@ def decode_payload(raw: bytes, rid: str) -> Payload:
         )
     try:
         (size,) = _LEN.unpack_from(raw, 1)
-        meta = json.loads(raw[5 : 5 + size])
+        meta = orjson.loads(raw[5 : 5 + size])
         vector = raw[5 + size :] or None
         return Payload(meta["kind"], meta["namespace"], meta["saved_at"], meta["data"], vector)
-    except (struct.error, ValueError, KeyError, TypeError):
+    except (struct.error, orjson.JSONDecodeError, KeyError, TypeError):
         raise IntegrityError(f"record {rid} is unreadable", "restore a backup") from None
 
 

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir
 from affidavit.core.errors import (
@@ -33,8 +34,7 @@ SHREDDED = 3
 STATES = (LIVE, FORGOTTEN, SHREDDED)
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     """One record row as stored: sealed bytes plus the fields the wrapped key authenticates."""
 
     rid: str
@@ -91,13 +91,7 @@ class Store:
         """Make a new, empty vault file in ``directory``; refuse to overwrite one."""
         directory = Path(directory)
         path = directory / hdr.DB_NAME
-        if path.exists():
-            raise ConflictError(
-                f"a vault already exists at {directory}",
-                "use it, or choose another directory with AFFIDAVIT_VAULT",
-            )
-        if directory.exists() and any(p.name.startswith(hdr.DB_NAME) for p in directory.iterdir()):
-            raise ConflictError(f"{directory} holds leftovers of a vault", "move them away first")
+        cls.refuse_existing(directory)
         ensure_private_dir(directory)
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, SECRET_FILE_MODE)
         os.close(fd)
@@ -105,6 +99,18 @@ class Store:
         with db_errors(path):
             store.conn.execute("PRAGMA journal_mode=WAL")
         return store
+
+    @staticmethod
+    def refuse_existing(directory: Path) -> None:
+        """ConflictError when ``directory`` already holds a vault (or pieces of one)."""
+        directory = Path(directory)
+        if (directory / hdr.DB_NAME).exists():
+            raise ConflictError(
+                f"a vault already exists at {directory}",
+                "use it, or choose another directory with AFFIDAVIT_VAULT",
+            )
+        if directory.is_dir() and any(p.name.startswith(hdr.DB_NAME) for p in directory.iterdir()):
+            raise ConflictError(f"{directory} holds leftovers of a vault", "move them away first")
 
     @classmethod
     def open(cls, directory: Path) -> Store:

@@ -1,0 +1,56 @@
+"""Getting a passphrase from a person or a script, never from argv.
+
+On a terminal the user is asked (twice when choosing one); otherwise the environment
+variable is read (``AFFIDAVIT_PASSPHRASE``, or ``AFFIDAVIT_NEW_PASSPHRASE`` for a new one).
+Neither path echoes, logs or repeats the secret in an error message.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+
+from affidavit.core.errors import AuthError, UsageError
+
+CURRENT_ENV = "AFFIDAVIT_PASSPHRASE"
+NEW_ENV = "AFFIDAVIT_NEW_PASSPHRASE"
+
+
+def _tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def current(prompt: str = "Vault passphrase: ") -> str:
+    """The passphrase that opens the vault now."""
+    value = os.environ.get(CURRENT_ENV)
+    if value is not None:
+        return value
+    if not _tty():
+        raise AuthError(
+            "no passphrase: stdin is not a terminal and AFFIDAVIT_PASSPHRASE is not set",
+            "run it in a terminal, or set AFFIDAVIT_PASSPHRASE for this one process",
+        )
+    return getpass.getpass(prompt)
+
+
+def choose(env: str = CURRENT_ENV, what: str = "passphrase") -> str:
+    """A new passphrase: asked twice on a terminal, else read from ``env``."""
+    value = os.environ.get(env)
+    if value is None:
+        if not _tty():
+            raise AuthError(
+                f"no {what}: stdin is not a terminal and {env} is not set",
+                f"run it in a terminal, or set {env} for this one process",
+            )
+        value = getpass.getpass(f"New {what}: ")
+        if getpass.getpass(f"Repeat the new {what}: ") != value:
+            raise UsageError("the two entries differ", "run the command again")
+    if not value:
+        raise UsageError(f"the {what} is empty", f"choose a non-empty {what}")
+    return value
+
+
+def may_prompt() -> bool:
+    """True when a locked vault may be opened by asking the person at the terminal."""
+    return CURRENT_ENV not in os.environ and _tty()
