@@ -10,16 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+from affidavit.cli.output import warn
 from affidavit.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from affidavit.packs.trust import TrustOptions
 
 PACK_FLAG = "--pack"
 _USAGE = "usage: affidavit pack serve --pack /absolute/pack/dir [trust flags]"
 
 
-def parse_serve_args(args: Sequence[str]) -> tuple[Path, object]:
+def parse_serve_args(args: Sequence[str]) -> tuple[Path, TrustOptions]:
     """``(pack directory, TrustOptions)`` from raw arguments; refuses anything unknown."""
     from affidavit.packs.trust import absolute_path, flag_value, parse_trust_args
 
@@ -47,10 +52,15 @@ def serve(ctx: typer.Context) -> None:
     --require-signature, --strict. The pack is verified before stdio connects; if its files
     change while serving, every call is refused until restart.
     """
-    pack, trust = parse_serve_args(ctx.args)
+    pack_dir, trust = parse_serve_args(ctx.args)
+    from affidavit.packs.verify import verify_pack
+
+    pack = verify_pack(pack_dir, trust)  # before any MCP code runs or stdio is connected
+    for message in pack.warnings:
+        warn(message)
     from affidavit.servers.packs import serve_pack
 
-    serve_pack(pack, trust)  # type: ignore[arg-type]
+    serve_pack(pack)
 
 
 def register(app: typer.Typer) -> None:

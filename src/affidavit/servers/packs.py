@@ -24,18 +24,15 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from affidavit import __version__
-from affidavit.cli.output import warn
 from affidavit.core import sandbox
 from affidavit.core.errors import AffidavitError, IntegrityError, UsageError
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackFormatError
 from affidavit.packs.search import MAX_QUERY_CHARS, Filters, PackIndex
-from affidavit.packs.trust import TrustOptions
-from affidavit.packs.verify import VerifiedPack, verify_pack
+from affidavit.packs.verify import VerifiedPack
 
 SEARCH_TOOL = "verified_memory_search"
 GET_TOOL = "verified_memory_get"
@@ -254,11 +251,11 @@ def _build_server(tools: PackTools) -> Any:
     )
 
 
-def serve_pack(pack_dir: Path, trust: TrustOptions) -> None:
-    """Verify and index the pack, then serve it over stdio until the client disconnects."""
-    pack = verify_pack(pack_dir, trust)
-    for message in pack.warnings:
-        warn(message)
+def serve_pack(pack: VerifiedPack) -> None:
+    """Index a verified pack, then serve it over stdio until the client disconnects.
+
+    The caller verifies first (``verify_pack``), so a refused pack never gets this far.
+    """
     tools = PackTools(pack)
     server = _build_server(tools)
 
