@@ -105,7 +105,10 @@ def _key_from_fields(key_type: str, b64: str, comment: str, where: str) -> SshPu
         blob = base64.b64decode(b64, validate=True)
     except binascii.Error as exc:
         raise KeyFormatError(f"{where}: the key is not valid base64") from exc
-    key = parse_key_blob(blob)
+    try:
+        key = parse_key_blob(blob)
+    except KeyFormatError as exc:
+        raise KeyFormatError(f"{where}: {exc.message}") from exc
     if key.key_type != key_type:
         raise KeyFormatError(f"{where}: the line says {key_type} but the key is {key.key_type}")
     return SshPublicKey(key_type=key.key_type, blob=key.blob, comment=comment)
