@@ -117,13 +117,17 @@ def execute(root: Path, db: str, sql: str) -> dict[str, Any]:
     target = confine.repo_path(root, db, what="db")
     existed = target.exists()
     rel, conn, guard = _connect(target, root, db, read_only=False)
+    # VACUUM cannot run inside a transaction; it is atomic on its own.
+    own_transaction = not sql.lstrip().upper().startswith("VACUUM")
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        if own_transaction:
+            conn.execute("BEGIN IMMEDIATE")
         try:
             cursor = conn.execute(sql)
             result = _rows(cursor)
             changed = conn.total_changes
-            conn.execute("COMMIT")
+            if own_transaction:
+                conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
