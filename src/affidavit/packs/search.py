@@ -6,14 +6,14 @@ plain Latin words a light English suffix stripper (``seedlings`` finds ``seedlin
 ``watered`` finds ``watering``). It stays an AND of all query words, so results stay precise;
 each match says which words in which fields it matched, so a loose match is visible.
 
-The index is built once, when the pack is loaded: an inverted map from normal form to
-``{record index: occurrences}`` and one precomputed sort rank per record (newest first, then
-record id), so a query is a few dict lookups, a set intersection and a top-10 heap.
+The index is built once, when the pack is loaded: an inverted map from normal form to the
+records holding it (with occurrence counts) and one precomputed sort rank per record (newest
+first, then record id), so a query is a few dict lookups and vector operations.
 """
 
 from __future__ import annotations
 
-import heapq
+import bisect
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from affidavit.core.errors import InputError
 from affidavit.packs.format import utc_key
@@ -147,29 +149,51 @@ class SearchResult:
     matched: int
 
 
+def _codes(values: Sequence[str]) -> tuple[dict[str, int], np.ndarray]:
+    """Small integer codes for repeated strings, so a filter is one vector comparison."""
+    table: dict[str, int] = {}
+    codes = np.fromiter((table.setdefault(v, len(table)) for v in values), np.int32, len(values))
+    return table, codes
+
+
 class PackIndex:
-    """The prebuilt search index over one verified pack's records."""
+    """The prebuilt search index over one verified pack's records.
+
+    Postings are numpy arrays (record indices ascending, with occurrence counts), so
+    intersecting words, applying filters and picking the ten best are vector operations; a
+    word that appears in every record of a 10,000-record pack costs well under a millisecond.
+    """
 
     def __init__(self, records: Sequence[dict[str, Any]]) -> None:
         """Index ``records`` (already verified, so every date is a valid UTC time)."""
         self._records = tuple(records)
         self._by_id = {record["record_id"]: record for record in self._records}
-        self._postings: dict[str, dict[int, int]] = {}
-        self._speakers = [_fold(r["speaker"]) for r in self._records]
-        self._categories = [_fold(r["category"]) for r in self._records]
-        self._first = [utc_key(r["date_first_utc"]) for r in self._records]
-        self._last = [utc_key(r["date_last_utc"]) for r in self._records]
-        by_id = sorted(range(len(self._records)), key=lambda i: self._records[i]["record_id"])
-        order = sorted(by_id, key=lambda i: self._last[i], reverse=True)  # stable: ties by id
-        self._rank = [0] * len(self._records)
-        for position, index in enumerate(order):
-            self._rank[index] = position
+        size = len(self._records)
+        self._speaker_codes, self._speakers = _codes([_fold(r["speaker"]) for r in records])
+        self._category_codes, self._categories = _codes([_fold(r["category"]) for r in records])
+        first = [utc_key(r["date_first_utc"]) for r in self._records]
+        last = [utc_key(r["date_last_utc"]) for r in self._records]
+        self._date_keys = sorted(set(first) | set(last))
+        position = {key: n for n, key in enumerate(self._date_keys)}
+        self._first = np.fromiter((position[k] for k in first), np.int32, size)
+        self._last = np.fromiter((position[k] for k in last), np.int32, size)
+        by_id = sorted(range(size), key=lambda i: self._records[i]["record_id"])
+        order = sorted(by_id, key=lambda i: last[i], reverse=True)  # stable: ties stay by id
+        self._rank = np.empty(size, np.int64)
+        self._rank[order] = np.arange(size, dtype=np.int64)
+        building: dict[str, tuple[list[int], list[int]]] = {}
         for index, record in enumerate(self._records):
             counts: Counter[str] = Counter()
             for _field, text in _record_fields(record):
                 counts.update(normal_form(word) for word in words(text))
             for form, count in counts.items():
-                self._postings.setdefault(form, {})[index] = count
+                indices, occurrences = building.setdefault(form, ([], []))
+                indices.append(index)
+                occurrences.append(count)
+        self._postings = {
+            form: (np.array(indices, np.int32), np.array(occurrences, np.int64))
+            for form, (indices, occurrences) in building.items()
+        }
 
     def get(self, record_id: str) -> dict[str, Any] | None:
         """The record with ``record_id``, or None."""
@@ -182,26 +206,45 @@ class PackIndex:
         postings = [self._postings.get(form) for form in dict.fromkeys(forms.values())]
         if any(posting is None for posting in postings):
             return SearchResult(matches=[], matched=0)
-        lists = sorted((p for p in postings if p is not None), key=len)
-        candidates = set(lists[0])
-        for posting in lists[1:]:
-            candidates &= posting.keys()
-        hits = [i for i in candidates if self._passes(i, filters)]
-        size = len(self._records)
-        best = heapq.nsmallest(
-            MAX_MATCHES, hits, key=lambda i: -sum(p[i] for p in lists) * size + self._rank[i]
-        )
+        lists = sorted((p for p in postings if p is not None), key=lambda p: len(p[0]))
+        hits, counts = lists[0]
+        for indices, occurrences in lists[1:]:
+            hits, mine, theirs = np.intersect1d(
+                hits, indices, assume_unique=True, return_indices=True
+            )
+            counts = counts[mine] + occurrences[theirs]
+        keep = self._filter_mask(hits, filters)
+        if keep is not None:
+            hits, counts = hits[keep], counts[keep]
+        # Most occurrences first, then newest, then record id (both folded into the rank).
+        order_key = self._rank[hits] - counts * len(self._records)
+        if len(hits) > MAX_MATCHES:
+            top = np.argpartition(order_key, MAX_MATCHES - 1)[:MAX_MATCHES]
+        else:
+            top = np.arange(len(hits))
+        best = hits[top[np.argsort(order_key[top], kind="stable")]].tolist()
         matches = [self._match(self._records[i], forms) for i in best]
         return SearchResult(matches=matches, matched=len(hits))
 
-    def _passes(self, index: int, filters: Filters) -> bool:
-        if filters.speaker is not None and self._speakers[index] != _fold(filters.speaker):
-            return False
-        if filters.category is not None and self._categories[index] != _fold(filters.category):
-            return False
-        if filters.since is not None and self._last[index] < filters.since:
-            return False
-        return filters.until is None or self._first[index] <= filters.until
+    def _filter_mask(self, hits: np.ndarray, filters: Filters) -> np.ndarray | None:
+        """Which of ``hits`` pass every given filter, or None when no filter is given."""
+        keep: np.ndarray | None = None
+
+        def narrow(condition: np.ndarray) -> None:
+            nonlocal keep
+            keep = condition if keep is None else keep & condition
+
+        for value, table, codes in (
+            (filters.speaker, self._speaker_codes, self._speakers),
+            (filters.category, self._category_codes, self._categories),
+        ):
+            if value is not None:
+                narrow(codes[hits] == table.get(_fold(value), -1))
+        if filters.since is not None:
+            narrow(self._last[hits] >= bisect.bisect_left(self._date_keys, filters.since))
+        if filters.until is not None:
+            narrow(self._first[hits] < bisect.bisect_right(self._date_keys, filters.until))
+        return keep
 
     @staticmethod
     def _match(record: dict[str, Any], forms: dict[str, str]) -> dict[str, Any]:
