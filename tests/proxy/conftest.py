@@ -181,3 +181,8 @@ def tool_calls(log: Path, name: str) -> int:
 
 def text_of(reply: dict[str, Any]) -> str:
     return " ".join(c.get("text", "") for c in reply["result"].get("content", []))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

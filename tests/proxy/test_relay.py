@@ -43,11 +43,28 @@ def test_tools_call_without_a_verifier_is_forwarded_and_answered_unchanged(raw_p
 def test_requests_both_ways_with_colliding_ids_are_correlated_by_direction(raw_proxy):
     proxy = raw_proxy()
     proxy.initialize({"sampling": {}})
-    proxy.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_host", "arguments": {}}})
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "ask_host", "arguments": {}},
+        }
+    )
     backend_request = proxy.recv()
     assert backend_request["method"] == "sampling/createMessage"
     assert backend_request["id"] == 1  # the same id as the host's own request in flight
-    proxy.send({"jsonrpc": "2.0", "id": 1, "result": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "hi"}}})
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {
+                "role": "assistant",
+                "model": "m",
+                "content": {"type": "text", "text": "hi"},
+            },
+        }
+    )
     answer = proxy.recv()
     assert answer["id"] == 1 and "host said" in text_of(answer) and '"hi"' in text_of(answer)
 
@@ -70,8 +87,19 @@ def test_batches_pass_unless_they_hide_a_call_the_proxy_must_judge(raw_proxy, ba
     proxy.initialize()
     batch = b'[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]\n'
     proxy.send(batch)
-    assert batch in backend_lines(backend_log) or _eventually(lambda: batch in backend_lines(backend_log))
-    proxy.send([{"jsonrpc": "2.0", "id": "b2", "method": "tools/call", "params": {"name": "echo", "arguments": {}}}])
+    assert batch in backend_lines(backend_log) or _eventually(
+        lambda: batch in backend_lines(backend_log)
+    )
+    proxy.send(
+        [
+            {
+                "jsonrpc": "2.0",
+                "id": "b2",
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {}},
+            }
+        ]
+    )
     refused = proxy.recv()
     assert isinstance(refused, list) and refused[0]["id"] == "b2"
     assert "cannot be verified" in refused[0]["error"]["message"]
@@ -81,8 +109,22 @@ def test_batches_pass_unless_they_hide_a_call_the_proxy_must_judge(raw_proxy, ba
 def test_backend_crash_answers_every_request_in_flight(raw_proxy):
     proxy = raw_proxy()
     proxy.initialize()
-    proxy.send({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 30}}})
-    proxy.send({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {"name": "crash", "arguments": {}}})
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 20,
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {"seconds": 30}},
+        }
+    )
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 21,
+            "method": "tools/call",
+            "params": {"name": "crash", "arguments": {}},
+        }
+    )
     replies = {proxy.recv()["id"]: None, proxy.recv()["id"]: None}
     assert set(replies) == {20, 21}
     assert proxy.recv_raw() is None  # the proxy ends with its backend
@@ -112,7 +154,14 @@ def test_cancelled_request_that_is_held_never_reaches_the_backend(raw_proxy, bac
     policy.write_text("rules:\n  - tool: echo\n    action: require-approval\n")
     proxy = raw_proxy("--policy", str(policy))
     proxy.initialize({"elicitation": {}})
-    proxy.send({"jsonrpc": "2.0", "id": 40, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": 1}}})
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 40,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"x": 1}},
+        }
+    )
     ask = proxy.recv()
     assert ask["method"] == "elicitation/create" and '"x": 1' in ask["params"]["message"]
     proxy.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 40}})
@@ -122,18 +171,42 @@ def test_cancelled_request_that_is_held_never_reaches_the_backend(raw_proxy, bac
 
 
 def test_a_slow_verification_blocks_no_other_traffic(raw_proxy, tmp_path):
-    proxy = raw_proxy("--verifier", VERIFIER, "--root", str(tmp_path), env={"SLOW_VERIFY_SECONDS": "3"})
+    proxy = raw_proxy(
+        "--verifier", VERIFIER, "--root", str(tmp_path), env={"SLOW_VERIFY_SECONDS": "3"}
+    )
     proxy.initialize()
     target = tmp_path / "f.txt"
-    proxy.send({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": "write_file", "arguments": {"path": str(target), "content": "x"}}})
-    proxy.send({"jsonrpc": "2.0", "id": 51, "method": "tools/call", "params": {"name": "echo", "arguments": {}}})
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 50,
+            "method": "tools/call",
+            "params": {"name": "write_file", "arguments": {"path": str(target), "content": "x"}},
+        }
+    )
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 51,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {}},
+        }
+    )
     proxy.send({"jsonrpc": "2.0", "id": 52, "method": "ping"})
     order = [proxy.recv()["id"] for _ in range(3)]
     assert order[-1] == 50, order
 
 
 def test_a_verifier_that_times_out_leaves_the_original_reply(raw_proxy, tmp_path):
-    proxy = raw_proxy("--verifier", VERIFIER, "--root", str(tmp_path), "--verify-timeout", "1", env={"SLOW_VERIFY_SECONDS": "4"})
+    proxy = raw_proxy(
+        "--verifier",
+        VERIFIER,
+        "--root",
+        str(tmp_path),
+        "--verify-timeout",
+        "1",
+        env={"SLOW_VERIFY_SECONDS": "4"},
+    )
     proxy.initialize()
     reply = proxy.call(60, "lie_write", {"path": str(tmp_path / "g.txt"), "content": "y"})
     assert reply["result"]["isError"] is False  # unchecked: the claim stands as the backend made it
@@ -163,7 +236,9 @@ def test_receipts_flag_appends_the_receipt(raw_proxy, tmp_path):
 def test_missing_backend_command_is_one_clear_error(home):
     from tests.support import run_cli
 
-    result = run_cli(["proxy", "--audit-log", str(home / "a.jsonl"), "--", "no-such-program-xyz"], home)
+    result = run_cli(
+        ["proxy", "--audit-log", str(home / "a.jsonl"), "--", "no-such-program-xyz"], home
+    )
     assert result.returncode == 8
     assert result.stderr.strip().splitlines() == [
         "affidavit: error: backend command 'no-such-program-xyz' was not found; check the command after `--`"

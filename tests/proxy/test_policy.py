@@ -1,0 +1,184 @@
+"""Policy: allow / deny / ask, with paths normalised; denied calls never reach the backend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from affidavit.core.errors import InputError
+from affidavit.proxy.policy import load_policy
+from tests.proxy.conftest import text_of, tool_calls
+from tests.support import run_cli
+
+SECRETS = """
+default: allow
+rules:
+  - tool: "*"
+    arguments: {path: "secrets/*"}
+    action: deny
+    reason: secrets are off limits
+  - tool: echo
+    arguments: {mode: "ask"}
+    action: require-approval
+sampling:
+  max_per_minute: 1
+"""
+
+
+def write_policy(tmp_path: Path, text: str = SECRETS) -> Path:
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["secrets/x", "./secrets/x", "a/../secrets/x", "secrets//x", "./a/./../secrets/x"],
+)
+def test_path_spellings_are_normalised_before_matching(tmp_path, value):
+    policy = load_policy(write_policy(tmp_path))
+    assert policy.decide("write_file", {"path": value}).action == "deny"
+
+
+def test_absolute_paths_inside_a_root_match_relative_patterns(tmp_path):
+    policy = load_policy(write_policy(tmp_path))
+    root = tmp_path / "repo"
+    (root / "secrets").mkdir(parents=True)
+    assert (
+        policy.decide("write_file", {"path": str(root / "secrets" / "k")}, [root]).action == "deny"
+    )
+    assert (
+        policy.decide("write_file", {"path": str(root / "public" / "k")}, [root]).action == "allow"
+    )
+    assert policy.decide("write_file", {"path": "secretsx/y"}).action == "allow"
+    assert policy.decide("write_file", {"other": "secrets/x"}).action == "allow"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("rules: [", "is not valid YAML at line 1"),
+        ("rules:\n  - tool: x\n    action: maybe\n", "rule 1: `action` must be one of"),
+        ("colour: red\n", "unknown key(s) colour"),
+        ("sampling: {max_per_minute: -1}\n", "`sampling.max_per_minute` must be a whole number"),
+    ],
+)
+def test_malformed_policy_is_one_clear_error(tmp_path, text, message):
+    with pytest.raises(InputError) as caught:
+        load_policy(write_policy(tmp_path, text))
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_bad_policy_file_stops_the_cli_with_one_line(home, tmp_path):
+    result = run_cli(
+        ["proxy", "--policy", str(write_policy(tmp_path, "rules: [")), "--", "true"], home
+    )
+    assert result.returncode == 2
+    assert (
+        result.stderr.startswith("affidavit: error: policy file") and result.stderr.count("\n") == 1
+    )
+
+
+def test_denied_call_never_reaches_the_backend(raw_proxy, backend_log, tmp_path):
+    proxy = raw_proxy("--policy", str(write_policy(tmp_path)))
+    proxy.initialize()
+    reply = proxy.call(1, "write_file", {"path": "a/../secrets/key", "content": "x"})
+    assert reply["result"]["isError"] is True
+    assert "policy denied" in text_of(reply) and "secrets are off limits" in text_of(reply)
+    allowed = proxy.call(2, "echo", {"path": "public/x"})
+    assert allowed["result"]["isError"] is False
+    assert tool_calls(backend_log, "write_file") == 0 and tool_calls(backend_log, "echo") == 1
+
+
+@pytest.mark.parametrize(
+    ("action", "approve", "runs"), [("accept", True, 1), ("accept", False, 0), ("decline", None, 0)]
+)
+def test_approval_asks_the_host_with_the_full_arguments(
+    raw_proxy, backend_log, tmp_path, action, approve, runs
+):
+    proxy = raw_proxy("--policy", str(write_policy(tmp_path)))
+    proxy.initialize({"elicitation": {}})
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {
+                "name": "echo",
+                "arguments": {"mode": "ask", "payload": "full-argument-text"},
+            },
+        }
+    )
+    ask = proxy.recv()
+    assert ask["method"] == "elicitation/create"
+    assert "full-argument-text" in ask["params"]["message"] and "`echo`" in ask["params"]["message"]
+    answer = (
+        {"action": action}
+        if approve is None
+        else {"action": action, "content": {"approve": approve}}
+    )
+    proxy.send({"jsonrpc": "2.0", "id": ask["id"], "result": answer})
+    reply = proxy.recv()
+    assert reply["id"] == 7 and reply["result"]["isError"] is (runs == 0)
+    assert tool_calls(backend_log, "echo") == runs
+
+
+def test_approval_is_denied_clearly_when_the_host_cannot_ask(raw_proxy, backend_log, tmp_path):
+    proxy = raw_proxy("--policy", str(write_policy(tmp_path)))
+    proxy.initialize({})
+    reply = proxy.call(8, "echo", {"mode": "ask"})
+    assert reply["result"]["isError"] is True and "host cannot ask" in text_of(reply)
+    assert tool_calls(backend_log, "echo") == 0
+
+
+def test_sampling_over_the_rate_limit_is_refused_before_the_host(raw_proxy, tmp_path):
+    proxy = raw_proxy("--policy", str(write_policy(tmp_path)))
+    proxy.initialize({"sampling": {}})
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "ask_host", "arguments": {}},
+        }
+    )
+    ask = proxy.recv()
+    assert ask["method"] == "sampling/createMessage"
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": ask["id"],
+            "result": {
+                "role": "assistant",
+                "model": "m",
+                "content": {"type": "text", "text": "ok"},
+            },
+        }
+    )
+    assert "ok" in text_of(proxy.recv())
+    second = proxy.call(
+        2, "ask_host", {}
+    )  # the proxy refuses the backend's second sampling request
+    assert "sampling refused" in text_of(second) and "1 per minute" in text_of(second)
+
+
+def test_proxy_replay_reports_calls_a_new_policy_would_change(raw_proxy, tmp_path, home):
+    log = tmp_path / "audit.jsonl"
+    proxy = raw_proxy()
+    proxy.initialize()
+    proxy.call(1, "echo", {"path": "secrets/a"})
+    proxy.call(2, "echo", {"path": "docs/b"})
+    proxy.close()
+    result = run_cli(
+        ["proxy", "replay", str(log), "--policy", str(write_policy(tmp_path)), "--json"], home
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["calls"] == 2
+    assert [(c["call"], c["was"], c["would_be"], c["rule"]) for c in report["changed"]] == [
+        (1, "allow", "deny", 1)
+    ]
+    text = run_cli(["proxy", "replay", str(log), "--policy", str(write_policy(tmp_path))], home)
+    assert "2 recorded calls; 1 would be decided differently" in text.stdout
