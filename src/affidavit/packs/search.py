@@ -183,10 +183,8 @@ class PackIndex:
         self._rank[order] = np.arange(size, dtype=np.int64)
         building: dict[str, tuple[list[int], list[int]]] = {}
         for index, record in enumerate(self._records):
-            counts: Counter[str] = Counter()
-            for _field, text in _record_fields(record):
-                counts.update(normal_form(word) for word in words(text))
-            for form, count in counts.items():
+            text = "\n".join(text for _field, text in _record_fields(record))
+            for form, count in Counter(map(normal_form, words(text))).items():
                 indices, occurrences = building.setdefault(form, ([], []))
                 indices.append(index)
                 occurrences.append(count)
