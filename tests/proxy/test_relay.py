@@ -15,12 +15,18 @@ from tests.proxy.conftest import VERIFIER, backend_lines, text_of, tool_calls
 def test_messages_it_does_not_act_on_pass_byte_for_byte(raw_proxy, backend_log):
     proxy = raw_proxy()
     proxy.initialize()
-    odd = b'{ "method" : "ping",  "id" : "p-1", "jsonrpc":"2.0" , "params":{"_meta":{"x":[1, 2.50]}}}\n'
+    odd = (
+        b'{ "method" : "ping",  "id" : "p-1", "jsonrpc":"2.0" , '
+        b'"params":{"_meta":{"x":[1, 2.50]}}}\n'
+    )
     proxy.send(odd)
     reply = proxy.recv_raw()
     # the backend's unusual key order and spacing reach the host untouched
     assert reply == b'{"result": {}, "id": "p-1", "jsonrpc": "2.0"}\n'
-    note = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7, "progress":0.5}}\n'
+    note = (
+        b'{"jsonrpc":"2.0","method":"notifications/progress",'
+        b'"params":{"progressToken":7, "progress":0.5}}\n'
+    )
     proxy.send(note)
     proxy.send(odd.replace(b"p-1", b"p-2"))
     proxy.recv_raw()
@@ -31,10 +37,14 @@ def test_messages_it_does_not_act_on_pass_byte_for_byte(raw_proxy, backend_log):
 def test_tools_call_without_a_verifier_is_forwarded_and_answered_unchanged(raw_proxy, backend_log):
     proxy = raw_proxy()
     proxy.initialize()
-    line = b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"b":1,"a":"\\u00e9"}}}\n'
+    line = (
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call",'
+        b'"params":{"name":"echo","arguments":{"b":1,"a":"\\u00e9"}}}\n'
+    )
     proxy.send(line)
     assert proxy.recv_raw() == (
-        b'{"result": {"content": [{"type": "text", "text": "{\\"a\\": \\"\\\\u00e9\\", \\"b\\": 1}"}], '
+        b'{"result": {"content": [{"type": "text", '
+        b'"text": "{\\"a\\": \\"\\\\u00e9\\", \\"b\\": 1}"}], '
         b'"isError": false}, "id": 9, "jsonrpc": "2.0"}\n'
     )
     assert line in backend_lines(backend_log)
@@ -85,7 +95,10 @@ def test_garbage_from_either_side_is_dropped_and_logged(raw_proxy):
 def test_batches_pass_unless_they_hide_a_call_the_proxy_must_judge(raw_proxy, backend_log):
     proxy = raw_proxy()
     proxy.initialize()
-    batch = b'[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"}]\n'
+    batch = (
+        b'[{"jsonrpc":"2.0","id":"b1","method":"ping"},'
+        b'{"jsonrpc":"2.0","method":"notifications/x"}]\n'
+    )
     proxy.send(batch)
     assert batch in backend_lines(backend_log) or _eventually(
         lambda: batch in backend_lines(backend_log)
@@ -241,7 +254,8 @@ def test_missing_backend_command_is_one_clear_error(home):
     )
     assert result.returncode == 8
     assert result.stderr.strip().splitlines() == [
-        "affidavit: error: backend command 'no-such-program-xyz' was not found; check the command after `--`"
+        "affidavit: error: backend command 'no-such-program-xyz' was not found; "
+        "check the command after `--`"
     ]
     nothing = run_cli(["proxy", "--audit-log", str(home / "a.jsonl")], home)
     assert nothing.returncode == 2 and "no backend command" in nothing.stderr

@@ -7,7 +7,6 @@ import os
 import subprocess
 from pathlib import Path
 
-import anyio
 import pytest
 
 from affidavit.proxy.audit import verify_log
