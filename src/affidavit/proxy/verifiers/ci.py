@@ -146,7 +146,8 @@ class CIVerifier:
             return _Before(repo=repo, problem=str(exc))
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
-        judge = Judge(self.name, f"ran CI pipeline {string_arg(ctx.arguments, 'pipeline')}")
+        chosen = string_arg(ctx.arguments, "pipeline")
+        judge = Judge(self.name, f"ran CI pipeline {chosen or '(the default)'}")
         if is_error(result):
             return backend_failed(judge, ctx, result)
         if not isinstance(before, _Before) or before.repo is None:

@@ -151,7 +151,8 @@ class GitVerifier:
     def _claim(ctx: CallContext) -> str:
         args = ctx.arguments
         if ctx.name == "git_commit":
-            return f"committed {str(args.get('message', '')).splitlines()[:1]!r} as a new commit"
+            first = (str(args.get("message", "")).strip().splitlines() or [""])[0]
+            return f"committed {first!r} as a new commit"
         if ctx.name == "git_add":
             return f"staged {args.get('files')}"
         if ctx.name == "git_reset":

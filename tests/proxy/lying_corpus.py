@@ -1,0 +1,403 @@
+"""The lying-backend corpus: scenarios, a workspace to play them in, and a runner.
+
+Shared by ``tests/proxy/test_verifier_corpus.py`` and ``benchmarks/proxy_claims.py``. Every
+scenario resets one real repository to the same base state, prepares what it needs, sets the
+lying backend's plan, and makes one call through an official MCP client — either through
+``affidavit proxy`` or straight to the backend (the "without proxy" baseline). A lie counts as
+caught when the host is told the call failed (``isError`` or a JSON-RPC error) although the
+backend reported success; an honest control that the host sees fail is a false alarm.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from tests.proxy._verifier_fixtures import LYING_BACKEND, git, git_env, init_repo
+
+CI_FILE = """\
+default: green
+pipelines:
+  green:
+    - name: lint
+      command: ["sh", "-c", "test -f README.md"]
+      safe_to_rerun: true
+    - name: unit
+      command: ["sh", "-c", "exit 0"]
+      safe_to_rerun: true
+  red:
+    - name: lint
+      command: ["true"]
+      safe_to_rerun: true
+    - name: unit
+      command: ["sh", "-c", "echo 1 test failed; exit 3"]
+      safe_to_rerun: true
+    - name: deploy
+      command: ["true"]
+"""
+RECEIPT_META = "affidavit/receipt"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One call the backend answers, honestly (a control) or with a named lie."""
+
+    name: str
+    family: str
+    target: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    lie: str = "honest"
+    setup: Callable[[Path], None] = lambda repo: None
+    resource: bool = False
+
+    @property
+    def honest(self) -> bool:
+        return self.lie == "honest"
+
+    @property
+    def plan_key(self) -> str:
+        return "repo://file" if self.target.startswith("repo://file/") else self.target
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the host saw for one scenario."""
+
+    scenario: Scenario
+    failed: bool
+    verdict: str | None
+    detail: str
+
+    @property
+    def caught(self) -> bool:
+        return not self.scenario.honest and self.failed
+
+    @property
+    def false_alarm(self) -> bool:
+        return self.scenario.honest and self.failed
+
+
+def _dirty(repo: Path) -> None:
+    (repo / "README.md").write_text("# demo\nchanged\n")
+    (repo / "new.txt").write_text("new\n")
+
+
+def _staged(repo: Path) -> None:
+    _dirty(repo)
+    git(repo, "add", "-A")
+
+
+def _module(repo: Path) -> None:
+    (repo / "app.py").write_text("x = 1\ny = 2\n")
+
+
+def _notes(repo: Path) -> None:
+    (repo / "notes.txt").write_text("remember\n")
+
+
+WRITE = {"path": "docs/out.txt", "content": "the real content\n"}
+EDIT = {
+    "path": "app.py",
+    "edits": [{"oldText": "x = 1", "newText": "x = 10"}, {"oldText": "y = 2", "newText": "y = 20"}],
+}
+MOVE = {"source": "notes.txt", "destination": "moved.txt"}
+COMMIT = {"message": "Change the readme\n\nAnd add a file."}
+
+
+def scenarios(repo: Path) -> list[Scenario]:
+    """The corpus for a workspace at ``repo`` (mcp-server-git shapes need its path)."""
+    rp = {"repo_path": str(repo)}
+    s = Scenario
+    lies = [
+        s("write: claims success, writes nothing", "filesystem", "write_file", WRITE, "nothing"),
+        s("write: content went to another file", "filesystem", "write_file", WRITE, "other_file"),
+        s("write: different bytes on disk", "filesystem", "write_file", WRITE, "wrong_content"),
+        s("write: fabricated sha256 receipt", "filesystem", "write_file", WRITE, "bad_receipt"),
+        s(
+            "edit: diff returned, file untouched",
+            "filesystem",
+            "edit_file",
+            EDIT,
+            "not_applied",
+            _module,
+        ),
+        s("edit: only the first edit applied", "filesystem", "edit_file", EDIT, "partial", _module),
+        s(
+            "mkdir: directory never created",
+            "filesystem",
+            "create_directory",
+            {"path": "a/b"},
+            "nothing",
+        ),
+        s("move: copied, source left behind", "filesystem", "move_file", MOVE, "copy", _notes),
+        s("commit: old HEAD hash returned as new", "git", "git_commit", COMMIT, "old_hash", _dirty),
+        s("commit: a tree hash returned", "git", "git_commit", COMMIT, "tree_hash", _dirty),
+        s("commit: fabricated hash", "git", "git_commit", COMMIT, "fabricated", _dirty),
+        s("commit: another message recorded", "git", "git_commit", COMMIT, "other_message", _dirty),
+        s(
+            "commit: object made, HEAD not moved",
+            "git",
+            "git_commit",
+            COMMIT,
+            "head_not_moved",
+            _dirty,
+        ),
+        s(
+            "commit: staged changes left out",
+            "git",
+            "git_commit",
+            COMMIT,
+            "staged_left_out",
+            _dirty,
+        ),
+        s(
+            "commit: another branch's commit as new",
+            "git",
+            "git_commit",
+            COMMIT,
+            "other_branch_commit",
+            _dirty,
+        ),
+        s(
+            "branch: created at the wrong base",
+            "git",
+            "git_branch",
+            {"name": "feat", "base": "main"},
+            "wrong_base",
+        ),
+        s("branch: never created", "git", "git_branch", {"name": "feat"}, "missing"),
+        s("checkout: HEAD never moved", "git", "git_checkout", {"name": "side"}, "noop"),
+        s(
+            "checkout: HEAD rewritten, tree not",
+            "git",
+            "git_checkout",
+            {"name": "side"},
+            "head_only",
+        ),
+        s(
+            "add (mcp-server-git): nothing staged",
+            "git",
+            "git_add",
+            {**rp, "files": ["README.md"]},
+            "noop",
+            _dirty,
+        ),
+        s("reset (mcp-server-git): still staged", "git", "git_reset", rp, "noop", _staged),
+        s(
+            "create_branch (mcp-server-git): wrong base",
+            "git",
+            "git_create_branch",
+            {**rp, "branch_name": "feat", "base_branch": "main"},
+            "wrong_base",
+        ),
+        s(
+            "commit (mcp-server-git): old hash",
+            "git",
+            "git_commit",
+            {**rp, **COMMIT},
+            "old_hash",
+            _staged,
+        ),
+        s(
+            "CI: failed step claimed passed",
+            "ci",
+            "run_ci_pipeline",
+            {"pipeline": "red"},
+            "failed_step_passed",
+        ),
+        s(
+            "CI: failing step hidden as not safe to re-run",
+            "ci",
+            "run_ci_pipeline",
+            {"pipeline": "red"},
+            "hide_unsafe",
+        ),
+        s(
+            "CI: exit 3 reported as passed",
+            "ci",
+            "run_ci_pipeline",
+            {"pipeline": "red"},
+            "inconsistent",
+        ),
+        s(
+            "CI: pipeline passed despite a failure",
+            "ci",
+            "run_ci_pipeline",
+            {"pipeline": "red"},
+            "overall_passed",
+        ),
+        s("CI: a step the CI file lacks", "ci", "run_ci_pipeline", {}, "fabricated_step"),
+        s(
+            "CI: failing step silently dropped",
+            "ci",
+            "run_ci_pipeline",
+            {"pipeline": "red"},
+            "skipped_step",
+        ),
+        s(
+            "status: dirty tree reported clean",
+            "resources",
+            "repo://status",
+            lie="clean",
+            setup=_dirty,
+            resource=True,
+        ),
+        s("status: wrong branch", "resources", "repo://status", lie="wrong_branch", resource=True),
+        s(
+            "log: fabricated commit hash",
+            "resources",
+            "repo://log",
+            lie="fabricated",
+            resource=True,
+        ),
+        s("log: rewritten subject", "resources", "repo://log", lie="rewritten", resource=True),
+        s(
+            "file: fabricated content",
+            "resources",
+            "repo://file/README.md",
+            lie="fabricated",
+            resource=True,
+        ),
+        s(
+            "file: content of a file that does not exist",
+            "resources",
+            "repo://file/ghost.txt",
+            lie="missing",
+            resource=True,
+        ),
+    ]
+    controls = [
+        s("write", "filesystem", "write_file", WRITE),
+        s("edit", "filesystem", "edit_file", EDIT, setup=_module),
+        s("mkdir", "filesystem", "create_directory", {"path": "a/b"}),
+        s("move", "filesystem", "move_file", MOVE, setup=_notes),
+        s("commit", "git", "git_commit", COMMIT, setup=_dirty),
+        s("commit (mcp-server-git)", "git", "git_commit", {**rp, **COMMIT}, setup=_staged),
+        s("branch", "git", "git_branch", {"name": "feat", "base": "main"}),
+        s("checkout", "git", "git_checkout", {"name": "side"}),
+        s("add (mcp-server-git)", "git", "git_add", {**rp, "files": ["README.md"]}, setup=_dirty),
+        s("reset (mcp-server-git)", "git", "git_reset", rp, setup=_staged),
+        s(
+            "create_branch (mcp-server-git)",
+            "git",
+            "git_create_branch",
+            {**rp, "branch_name": "feat", "base_branch": "main"},
+        ),
+        s("CI green", "ci", "run_ci_pipeline", {}),
+        s("CI red, reported failed", "ci", "run_ci_pipeline", {"pipeline": "red"}),
+        s("status", "resources", "repo://status", setup=_dirty, resource=True),
+        s("log", "resources", "repo://log", resource=True),
+        s("file", "resources", "repo://file/README.md", resource=True),
+    ]
+    return lies + [
+        Scenario(
+            f"control: {c.name}",
+            c.family,
+            c.target,
+            c.arguments,
+            setup=c.setup,
+            resource=c.resource,
+        )
+        for c in controls
+    ]
+
+
+class Workspace:
+    """A repository with history and a side branch, reset to the same state per scenario."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.repo = init_repo(base / "repo").resolve()
+        (self.repo / ".affidavit-ci.yml").write_text(CI_FILE)
+        (self.repo / "docs").mkdir()
+        (self.repo / "docs" / "index.md").write_text("docs\n")
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", "add CI and docs")
+        git(self.repo, "checkout", "-q", "-b", "side")
+        (self.repo / "side.txt").write_text("side\n")
+        git(self.repo, "add", "side.txt")
+        git(self.repo, "commit", "-q", "-m", "side work")
+        git(self.repo, "checkout", "-q", "main")
+        self.head = git(self.repo, "rev-parse", "HEAD")
+        self.side = git(self.repo, "rev-parse", "side")
+        self.plan = base / "plan.json"
+        self.home = base / "home"
+        self.home.mkdir(exist_ok=True)
+
+    def reset(self) -> None:
+        """Back to main at the base commit, clean tree, only main and side."""
+        git(self.repo, "checkout", "-q", "-f", "main")
+        git(self.repo, "reset", "-q", "--hard", self.head)
+        git(self.repo, "clean", "-qfdx")
+        git(self.repo, "update-ref", "refs/heads/side", self.side)
+        for ref in git(self.repo, "for-each-ref", "--format=%(refname)", "refs/heads").split():
+            if ref not in ("refs/heads/main", "refs/heads/side"):
+                git(self.repo, "update-ref", "-d", ref)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in git_env().items() if not k.startswith("AFFIDAVIT_")}
+        env.update(
+            {
+                "HOME": str(self.home),
+                "AFFIDAVIT_HOME": str(self.home / ".affidavit"),
+                "AFFIDAVIT_ASSERT_OFFLINE": "1",
+            }
+        )
+        return env
+
+    def backend_argv(self, exec_log: Path | None = None) -> list[str]:
+        argv = [sys.executable, str(LYING_BACKEND), "--repo-path", str(self.repo)]
+        argv += ["--plan", str(self.plan)]
+        return argv + (["--exec-log", str(exec_log)] if exec_log else [])
+
+    def proxy_argv(self, backend: Sequence[str], *flags: str) -> list[str]:
+        audit = self.base / "audit.jsonl"
+        return [
+            sys.executable, "-m", "affidavit", "proxy", "--receipts", "--root", str(self.repo),
+            "--audit-log", str(audit), *flags, "--", *backend,
+        ]  # fmt: skip
+
+    def params(self, argv: Sequence[str]) -> StdioServerParameters:
+        return StdioServerParameters(command=argv[0], args=list(argv[1:]), env=self.env())
+
+
+def _verdict(result: dict[str, Any]) -> str | None:
+    receipt = (result.get("_meta") or {}).get(RECEIPT_META)
+    return receipt.get("verdict") if isinstance(receipt, dict) else None
+
+
+async def _play(client: Client, ws: Workspace, scenario: Scenario) -> Outcome:
+    ws.reset()
+    scenario.setup(ws.repo)
+    ws.plan.write_text(json.dumps({scenario.plan_key: scenario.lie}))
+    try:
+        if scenario.resource:
+            typed: Any = await client.read_resource(scenario.target)
+        else:
+            typed = await client.call_tool(scenario.target, scenario.arguments)
+    except MCPError as exc:
+        return Outcome(scenario, True, "contradicted", str(exc)[:300])
+    result = typed.model_dump(by_alias=True, exclude_none=True, mode="json")
+    texts = [c.get("text", "") for c in result.get("content", []) if isinstance(c, dict)]
+    return Outcome(scenario, bool(result.get("isError")), _verdict(result), " ".join(texts)[:300])
+
+
+def run_corpus(ws: Workspace, *, through_proxy: bool, only: Sequence[str] = ()) -> list[Outcome]:
+    """Play every scenario (or those named in ``only``) in one MCP session."""
+    backend = ws.backend_argv()
+    argv = ws.proxy_argv(backend) if through_proxy else backend
+    chosen = [s for s in scenarios(ws.repo) if not only or s.name in only]
+
+    async def session() -> list[Outcome]:
+        async with Client(ws.params(argv), read_timeout_seconds=120) as client:  # type: ignore[arg-type]
+            return [await _play(client, ws, s) for s in chosen]
+
+    return anyio.run(session)
