@@ -1,0 +1,114 @@
+"""The audit log: hash-chained, shared safely, secrets redacted, served as affidavit://audit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from affidavit.core.errors import IntegrityError
+from affidavit.proxy.audit import AuditLog, redact, verify_log
+from tests.proxy.conftest import REPO
+
+
+def filled(tmp_path, n: int = 5):
+    log = AuditLog(tmp_path / "audit.jsonl", session="s1")
+    for i in range(n):
+        log.append({"kind": "call", "tool": f"t{i}"})
+    return log.path
+
+
+def test_chain_verifies_and_is_private(tmp_path):
+    path = filled(tmp_path)
+    report = verify_log(path)
+    assert report.ok and report.entries == 5 and report.first_break is None
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("damage", ["edit", "delete", "swap", "garbage"])
+def test_any_damage_is_found_at_the_right_entry(tmp_path, damage):
+    path = filled(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    if damage == "edit":
+        lines[2] = lines[2].replace(b'"t2"', b'"tX"')
+    elif damage == "delete":
+        del lines[2]
+    elif damage == "swap":
+        lines[2], lines[3] = lines[3], lines[2]
+    else:
+        lines[2] = b"not json\n"
+    path.write_bytes(b"".join(lines))
+    report = verify_log(path)
+    assert not report.ok and report.first_break is not None and report.first_break.index == 2
+
+
+def test_a_damaged_tail_refuses_to_append(tmp_path):
+    path = filled(tmp_path, 2)
+    with path.open("ab") as handle:
+        handle.write(b'{"half a line')
+    with pytest.raises(IntegrityError):
+        AuditLog(path, session="s2").append({"kind": "call"})
+
+
+def test_two_processes_appending_at_once_keep_one_chain(tmp_path):
+    path = tmp_path / "shared.jsonl"
+    code = (
+        "import sys; from affidavit.proxy.audit import AuditLog\n"
+        "log = AuditLog(sys.argv[1], session=sys.argv[2])\n"
+        "for i in range(60): log.append({'kind': 'call', 'i': i})\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(path), name], cwd=REPO) for name in "ab"
+    ]
+    assert [p.wait(120) for p in procs] == [0, 0]
+    report = verify_log(path)
+    assert report.ok and report.entries == 120
+
+
+def test_redaction_hides_secret_keys_and_token_shaped_values():
+    cleaned = redact(
+        {
+            "api_token": "plain-but-named",
+            "headers": {"Authorization": "Bearer abc"},
+            "note": "Bearer abcdefghijklmnop",
+            "gh": "ghp_" + "a" * 36,
+            "path": "docs/x.md",
+            "content": "y" * 1000,
+        }
+    )
+    assert cleaned["api_token"] == cleaned["headers"]["Authorization"] == "[redacted]"
+    assert cleaned["note"] == cleaned["gh"] == "[redacted]"
+    assert cleaned["path"] == "docs/x.md"
+    assert len(cleaned["content"]) < 200 and "1000 chars" in cleaned["content"]
+
+
+def test_secrets_in_arguments_reach_neither_the_log_nor_stderr(raw_proxy, tmp_path):
+    proxy = raw_proxy("--receipts")
+    proxy.initialize()
+    secret = "s3cr3t-value-should-never-be-logged"
+    reply = proxy.call(1, "echo", {"password": secret, "note": "Bearer tok_abcdefghijklmnopqrstu"})
+    assert secret in json.dumps(reply)  # the host still gets the backend's real answer
+    proxy.close()
+    log_text = (tmp_path / "audit.jsonl").read_text()
+    assert secret not in log_text and "tok_abcdefghijklmnopqrstu" not in log_text
+    assert secret not in proxy.stderr
+    entry = json.loads(log_text.splitlines()[-1])["body"]
+    assert entry["arguments"]["password"] == "[redacted]" and len(entry["arguments_sha256"]) == 64
+    assert set(entry["timings_ms"]) >= {"backend", "total"}
+
+
+def test_audit_resource_shows_only_this_sessions_entries(raw_proxy):
+    first = raw_proxy()
+    first.initialize()
+    first.call(1, "echo", {"n": 1})
+    first.close()
+    second = raw_proxy()
+    second.initialize()
+    second.call(1, "echo", {"n": 2})
+    listing = second.request(2, "resources/list")
+    assert [r["uri"] for r in listing["result"]["resources"]] == ["affidavit://audit"]
+    read = second.request(3, "resources/read", {"uri": "affidavit://audit"})
+    entries = json.loads(read["result"]["contents"][0]["text"])
+    assert [e["arguments"] for e in entries] == [{"n": 2}]
