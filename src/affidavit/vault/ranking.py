@@ -411,5 +411,11 @@ class RecallIndex:
 
 
 def _ranks(scores: dict[int, float]) -> dict[int, int]:
+    """Competition ranks (ties share a rank, so equal evidence gets equal residue)."""
     order = sorted(scores, key=scores.__getitem__, reverse=True)
-    return {slot: rank for rank, slot in enumerate(order, start=1)}
+    ranks: dict[int, int] = {}
+    for position, slot in enumerate(order, start=1):
+        previous = order[position - 2] if position > 1 else None
+        tied = previous is not None and scores[previous] == scores[slot]
+        ranks[slot] = ranks[previous] if tied and previous is not None else position
+    return ranks

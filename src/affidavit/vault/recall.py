@@ -91,6 +91,11 @@ def _words(text: str) -> set[str]:
     return {t for t in query_terms(text) if t not in ranking.FUNCTION_WORDS}
 
 
+def _identifiers(text: str) -> set[str]:
+    """Tokens holding a digit: numbers, versions, ticket ids, codes."""
+    return {t for t in query_terms(text) if any(c.isdigit() for c in t)}
+
+
 def _jaccard(a: str, b: str) -> float:
     wa, wb = _words(a), _words(b)
     return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
@@ -241,7 +246,14 @@ class Memory:
         dupes = self._similar(
             claim, qv, ranking.DUPLICATE_COSINE, ranking.DUPLICATE_JACCARD, claim.kind
         )
-        dupes = [d for d in dupes if d.id not in (claim.supersedes or ())]
+        # Two texts that differ in a number or an identifier are different facts, however
+        # close their embeddings ("lunch 1 was at noon" vs "lunch 2 was at noon").
+        marks = _identifiers(claim.text)
+        dupes = [
+            d
+            for d in dupes
+            if d.id not in (claim.supersedes or ()) and _identifiers(d.data["text"]) == marks
+        ]
         if dupes:
             old = dupes[0]
             if claim.kind == "opinion":

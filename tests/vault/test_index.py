@@ -1,0 +1,61 @@
+"""The in-RAM indexes: stemming, postings, exact and HNSW vector search, removal."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from affidavit.vault.embedder import DIM
+from affidavit.vault.index import KeywordIndex, VectorIndex, query_terms
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = rng.standard_normal((n, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_stemming_finds_inflections() -> None:
+    k = KeywordIndex()
+    k.add(1, "Deploys run every Friday")
+    k.add(2, "Nothing about releases")
+    assert k.postings("deploy") == [1]
+    assert k.df("deploying") == 1
+    k.remove(1)
+    assert k.postings("deploy") == [] and len(k) == 1
+
+
+def test_query_terms_are_distinct_words() -> None:
+    assert query_terms("Deploy the deploy, THE end") == ["deploy", "the", "end"]
+    assert query_terms("  ") == []
+
+
+def test_bm25_ranks_the_term_dense_record_first() -> None:
+    k = KeywordIndex()
+    k.add_many([(1, "cache cache cache key"), (2, "a cache"), (3, "unrelated words")])
+    ranked = [slot for slot, _ in k.bm25("cache", 10)]
+    assert ranked[:2] == [1, 2] and 3 not in ranked
+
+
+def test_best_window_scores_a_record() -> None:
+    rng = np.random.default_rng(1)
+    vecs = _unit(rng, 3)
+    v = VectorIndex()
+    v.add(7, vecs[:2])  # one record, two windows
+    v.add(8, vecs[2:])
+    hits = v.search(vecs[1], pool=None)
+    assert abs(hits[7] - 1.0) < 1e-5  # its second window is the query itself
+    v.remove(7)
+    assert set(v.search(vecs[1], pool=None)) == {8}
+
+
+def test_hnsw_above_threshold_finds_what_exact_finds() -> None:
+    rng = np.random.default_rng(2)
+    vecs = _unit(rng, 600)
+    exact, approx = VectorIndex(threshold=10**9), VectorIndex(threshold=100)
+    for index in (exact, approx):
+        index.add_many([(i, vecs[i : i + 1]) for i in range(600)])
+    assert approx.approximate and not exact.approximate
+    for probe in (3, 150, 599):
+        assert max(approx.search(vecs[probe], 10), key=approx.search(vecs[probe], 10).get) == probe
+        assert set(exact.search(vecs[probe], 10)) & set(approx.search(vecs[probe], 10))
+    approx.remove(150)
+    assert 150 not in approx.search(vecs[150], 10)
