@@ -9,7 +9,11 @@ from affidavit.vault import ranking
 from affidavit.vault.embedder import DIM
 from affidavit.vault.ranking import Entry, Filters, RecallIndex
 from affidavit.vault.recall import Memory
-from tests.vault._recall_fixtures import keyword_memory, memory, store  # noqa: F401
+from tests.vault import _recall_fixtures as fx
+from tests.vault._recall_fixtures import store
+
+memory = fx.memory
+keyword_memory = fx.keyword_memory
 
 PARAPHRASES = [
     "The flaky integration test is tracked in a ticket",
@@ -66,7 +70,7 @@ def test_importance_never_surfaces_a_non_match(memory: Memory) -> None:
 
 
 def test_an_unrelated_question_returns_nothing(memory: Memory) -> None:
-    for text in PARAPHRASES + ["Alice owns the billing service", "Deploys happen on Fridays"]:
+    for text in [*PARAPHRASES, "Alice owns the billing service", "Deploys happen on Fridays"]:
         store(memory, text)
     assert ids(memory.search("how to bake sourdough bread at home")) == []
     assert ids(memory.search("who owns billing"))  # the vault does answer real questions
