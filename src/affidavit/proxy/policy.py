@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from affidavit.core.errors import InputError, NotFoundError
 
 ALLOW = "allow"
@@ -133,6 +131,8 @@ def _bad(path: Path, what: str) -> InputError:
 
 def load_policy(path: Path) -> Policy:
     """Read and validate a policy file; one clear error for anything malformed."""
+    import yaml  # only runs with --policy: keep it off the proxy's start-up path
+
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
