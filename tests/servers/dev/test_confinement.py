@@ -76,6 +76,8 @@ def tool_attacks(outside: Path) -> list[tuple[str, dict[str, object]]]:
         attacks.append(("git_diff", {"target": name}))
     attacks.append(("git_branch", {"name": "bad name"}))
     attacks.append(("git_branch", {"name": "x..y"}))
+    attacks.append(("git_branch", {"name": "@{-1}"}))
+    attacks.append(("git_checkout", {"name": "@{-1}"}))
     for paths in (
         ["--force"],
         ["-A"],

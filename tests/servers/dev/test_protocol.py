@@ -78,6 +78,7 @@ def test_resources_prompts_and_no_sampling(repo: Path, client_for, mode: str) ->
 @pytest.mark.parametrize("mode", ERAS)
 def test_roots_and_sampling_with_a_capable_client(repo: Path, client_for, mode: str) -> None:
     asked: list[str] = []
+    declined: list[bool] = []
     roots = [types.Root(uri="file:///nowhere/else")]
 
     async def list_roots(_ctx) -> types.ListRootsResult:
@@ -86,6 +87,8 @@ def test_roots_and_sampling_with_a_capable_client(repo: Path, client_for, mode: 
 
     async def sample(_ctx, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         asked.append("sampling")
+        if declined:
+            return types.ErrorData(code=-1, message="the user declined")
         prompt = params.messages[0].content.text
         assert "+second line" in prompt and "for the demo" in prompt
         return types.CreateMessageResult(
@@ -121,6 +124,13 @@ def test_roots_and_sampling_with_a_capable_client(repo: Path, client_for, mode: 
             }
             assert asked[-1] == "sampling"
             assert git(repo, "status", "--porcelain").strip() == "M README.md"  # not committed
+
+            declined.append(True)
+            refused = await client.call_tool("draft_commit_message", {})
+            assert (
+                refused.is_error
+                and "did not answer the sampling request" in refused.content[0].text
+            )
 
     anyio.run(scenario)
 

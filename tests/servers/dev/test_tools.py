@@ -126,6 +126,19 @@ def test_file_and_git_tools(repo: Path, client_for) -> None:
             diff_vs = await client.call_tool("git_diff", {"target": "main"})
             assert "docs/new.md" in text(diff_vs)
 
+            # A deletion named in paths is committed as a deletion.
+            (repo / "src" / "app.py").unlink()
+            removed = await client.call_tool(
+                "git_commit", {"message": "Remove the app", "paths": ["src/app.py"]}
+            )
+            assert not removed.is_error, text(removed)
+            sha = removed.structured_content["commit_hash"]
+            assert git(repo, "show", "--name-status", "--format=", sha).split() == [
+                "D",
+                "src/app.py",
+            ]
+            assert git(repo, "rev-parse", "refs/heads/feature/x").strip() == sha
+
     anyio.run(scenario)
 
 

@@ -76,10 +76,15 @@ def check_ref_name(raw: str, *, what: str = "name") -> str:
             f"{what} {raw!r} looks like a command-line option",
             "branch and ref names cannot start with '-'",
         )
-    if len(raw) > MAX_REF_CHARS or any(ord(c) < 32 or c in _FORBIDDEN_REF_CHARS for c in raw):
+    if (
+        len(raw) > MAX_REF_CHARS
+        or any(ord(c) < 32 or c in _FORBIDDEN_REF_CHARS for c in raw)
+        or "@{" in raw
+        or raw == "@"
+    ):
         raise InputError(
             f"{what} {raw!r} is not a valid git name",
-            "use letters, digits, '/', '-', '_' and '.' (no spaces, ~ ^ : ? * [ or \\)",
+            "use letters, digits, '/', '-', '_' and '.' (no spaces, ~ ^ : ? * [ \\ or @{)",
         )
     return raw
 

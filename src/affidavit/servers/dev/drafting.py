@@ -11,6 +11,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from affidavit.core.errors import ConflictError, ExternalError, UnsupportedError
 from affidavit.servers.dev import interact
@@ -88,14 +89,20 @@ async def draft(
             "so no model was asked",
             "write the message yourself, or use the commit_message prompt",
         )
-    result = await interact.ask(
-        ctx,
-        params,
-        SAMPLING_KEY,
-        sampling_request(diff, hint),
-        types.CreateMessageResult,
-        SAMPLING_TIMEOUT_S,
-    )
+    try:
+        result = await interact.ask(
+            ctx,
+            params,
+            SAMPLING_KEY,
+            sampling_request(diff, hint),
+            types.CreateMessageResult,
+            SAMPLING_TIMEOUT_S,
+        )
+    except (MCPError, TimeoutError) as exc:
+        raise ExternalError(
+            f"the host did not answer the sampling request ({exc})",
+            "approve the request in the host, or write the message yourself",
+        ) from None
     content = result.content
     if not isinstance(content, types.TextContent) or not content.text.strip():
         raise ExternalError("the host's model answered without text", "try again")

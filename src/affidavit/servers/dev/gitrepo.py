@@ -92,9 +92,19 @@ class GitRepo:
             raise GitError(f"git {args[0]} failed: {_first_line(done)}")
         return done
 
-    def git(self, *args: str, stdin: bytes | None = None) -> str:
-        """Run git and return its stdout as text (bounded; see :mod:`proc`)."""
-        return self._run(list(args), stdin=stdin).stdout.decode("utf-8", errors="replace")
+    def git(self, *args: str, stdin: bytes | None = None, cut_ok: bool = False) -> str:
+        """Run git and return its stdout as text, at most :data:`proc.DEFAULT_LIMIT` bytes.
+
+        Output past the limit is an error for answers that are parsed (a cut list would be a
+        wrong list); with ``cut_ok`` (a diff for reading) it ends with a visible marker instead.
+        """
+        done = self._run(list(args), stdin=stdin)
+        text = done.stdout.decode("utf-8", errors="replace")
+        if done.stdout_total > len(done.stdout):
+            if not cut_ok:
+                raise GitError(f"git {args[0]} printed more than {proc.DEFAULT_LIMIT} bytes")
+            text += f"\n[output cut at {proc.DEFAULT_LIMIT} bytes of {done.stdout_total}]\n"
+        return text
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -135,9 +145,8 @@ class GitRepo:
 
     def status(self) -> dict[str, Any]:
         """Branch, HEAD and every changed path (porcelain v1, NUL-separated, so any name parses)."""
-        raw = self._run(["status", "--porcelain=v1", "-z", "--untracked-files=all"]).stdout
+        fields = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all").split("\0")
         entries: list[dict[str, str]] = []
-        fields = raw.decode("utf-8", errors="surrogateescape").split("\0")
         index = 0
         while index < len(fields):
             item = fields[index]
@@ -177,7 +186,7 @@ class GitRepo:
     def diff(self, target: str | None) -> str:
         """Uncommitted changes (staged and not) against ``target``, default HEAD."""
         base = self.resolve_commit(target) if target is not None else (self.head() or EMPTY_TREE)
-        return self.git("diff", "--no-ext-diff", "--no-color", base, "--")
+        return self.git("diff", "--no-ext-diff", "--no-color", base, "--", cut_ok=True)
 
     def branches(self) -> list[dict[str, str]]:
         """Every local branch with the commit it points at."""

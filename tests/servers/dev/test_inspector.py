@@ -1,0 +1,57 @@
+"""A second, independent client: the official MCP Inspector CLI (Node) drives the dev server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import cli_env
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+NODE_TOOLS = Path(os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO_ROOT / ".ci/node-tools/node_modules"))
+INSPECTOR = NODE_TOOLS / ".bin" / "mcp-inspector"
+
+
+def inspector(repo: Path, home: Path, *args: str) -> dict:
+    """Run one Inspector CLI request against ``affidavit devserver`` and parse its JSON."""
+    env = cli_env(home, {"PATH": f"{INSPECTOR.parent}{os.pathsep}{os.environ['PATH']}"})
+    server = [sys.executable, "-m", "affidavit", "devserver", "--repo-path", str(repo)]
+    done = subprocess.run(
+        [str(INSPECTOR), "--cli", "-e", "AFFIDAVIT_ASSERT_OFFLINE=1", *server, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector not installed (.ci/node-tools)")
+def test_inspector_lists_and_calls_tools(repo: Path, home: Path) -> None:
+    listed = inspector(repo, home, "--method", "tools/list")
+    tools = {t["name"]: t for t in listed["tools"]}
+    assert {"write_file", "git_commit", "run_ci_pipeline", "draft_commit_message"} <= set(tools)
+    assert tools["git_commit"]["outputSchema"]["required"] == ["commit_hash"]
+
+    wrote = inspector(
+        repo,
+        home,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "write_file",
+        "--tool-arg",
+        "path=notes/from-inspector.txt",
+        "--tool-arg",
+        "content=hello",
+    )
+    assert wrote["isError"] is False
+    assert wrote["structuredContent"]["path"] == "notes/from-inspector.txt"
+    assert (repo / "notes" / "from-inspector.txt").read_text() == "hello"
