@@ -17,9 +17,11 @@ from typing import Any
 from mcp import StdioServerParameters
 
 from affidavit.proxy.verifiers.base import CallContext, Receipt, Verifier
+from tests.support import cli_env
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LYING_BACKEND = Path(__file__).with_name("lying_backend.py")
+RECEIPT_META = "affidavit/receipt"
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Vera Fier",
     "GIT_AUTHOR_EMAIL": "vera@example.invalid",
@@ -129,18 +131,31 @@ def filesystem_server_argv(*roots: Path) -> list[str]:
     return [str(node_tools() / ".bin" / "mcp-server-filesystem"), *(str(r) for r in roots)]
 
 
-def filesystem_server(*roots: Path) -> StdioServerParameters:
-    """Launch parameters for the official filesystem server."""
-    argv = filesystem_server_argv(*roots)
-    return StdioServerParameters(command=argv[0], args=argv[1:], env=node_path_env())
-
-
 def git_server_argv(repo: Path) -> list[str]:
     """argv of PyPI's mcp-server-git confined to ``repo``."""
     return [sys.executable, "-m", "mcp_server_git", "--repository", str(repo)]
 
 
-def git_server(repo: Path) -> StdioServerParameters:
-    """Launch parameters for mcp-server-git."""
-    argv = git_server_argv(repo)
-    return StdioServerParameters(command=argv[0], args=argv[1:], env=git_env())
+def proxied(
+    backend: Sequence[str], roots: Sequence[Path], home: Path, *flags: str
+) -> StdioServerParameters:
+    """``affidavit proxy --receipts --root R... FLAGS -- BACKEND`` for the official client."""
+    argv = ["proxy", "--receipts", "--audit-log", str(home / "audit.jsonl")]
+    for root in roots:
+        argv += ["--root", str(root)]
+    env = cli_env(home, {**GIT_IDENTITY, "PATH": node_path_env()["PATH"]})
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "affidavit", *argv, *flags, "--", *backend], env=env
+    )
+
+
+def direct(backend: Sequence[str], home: Path) -> StdioServerParameters:
+    """Launch parameters for ``backend`` with no proxy in front (the baseline)."""
+    env = cli_env(home, {**GIT_IDENTITY, "PATH": node_path_env()["PATH"]})
+    return StdioServerParameters(command=backend[0], args=list(backend[1:]), env=env)
+
+
+def verdict_of(result: Mapping[str, Any]) -> str | None:
+    """The verdict of the receipt the proxy attached (``--receipts``), if any."""
+    receipt = (result.get("_meta") or {}).get(RECEIPT_META)
+    return receipt.get("verdict") if isinstance(receipt, Mapping) else None

@@ -18,10 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.proxy._verifier_fixtures import LYING_BACKEND, git, git_env, init_repo
+from tests.proxy._verifier_fixtures import (
+    LYING_BACKEND,
+    direct,
+    git,
+    init_repo,
+    proxied,
+    verdict_of,
+)
 
 CI_FILE = """\
 default: green
@@ -43,7 +50,6 @@ pipelines:
     - name: deploy
       command: ["true"]
 """
-RECEIPT_META = "affidavit/receipt"
 
 
 @dataclass(frozen=True)
@@ -342,36 +348,17 @@ class Workspace:
             if ref not in ("refs/heads/main", "refs/heads/side"):
                 git(self.repo, "update-ref", "-d", ref)
 
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in git_env().items() if not k.startswith("AFFIDAVIT_")}
-        env.update(
-            {
-                "HOME": str(self.home),
-                "AFFIDAVIT_HOME": str(self.home / ".affidavit"),
-                "AFFIDAVIT_ASSERT_OFFLINE": "1",
-            }
-        )
-        return env
-
     def backend_argv(self, exec_log: Path | None = None) -> list[str]:
+        """The lying backend on this workspace (and its execution log, if any)."""
         argv = [sys.executable, str(LYING_BACKEND), "--repo-path", str(self.repo)]
         argv += ["--plan", str(self.plan)]
         return argv + (["--exec-log", str(exec_log)] if exec_log else [])
 
-    def proxy_argv(self, backend: Sequence[str], *flags: str) -> list[str]:
-        audit = self.base / "audit.jsonl"
-        return [
-            sys.executable, "-m", "affidavit", "proxy", "--receipts", "--root", str(self.repo),
-            "--audit-log", str(audit), *flags, "--", *backend,
-        ]  # fmt: skip
-
-    def params(self, argv: Sequence[str]) -> StdioServerParameters:
-        return StdioServerParameters(command=argv[0], args=list(argv[1:]), env=self.env())
-
-
-def _verdict(result: dict[str, Any]) -> str | None:
-    receipt = (result.get("_meta") or {}).get(RECEIPT_META)
-    return receipt.get("verdict") if isinstance(receipt, dict) else None
+    def params(self, backend: Sequence[str], *proxy_flags: str, through_proxy: bool = True) -> Any:
+        """Client launch parameters: through ``affidavit proxy`` or straight to ``backend``."""
+        if through_proxy:
+            return proxied(backend, [self.repo], self.home, *proxy_flags)
+        return direct(backend, self.home)
 
 
 async def _play(client: Client, ws: Workspace, scenario: Scenario) -> Outcome:
@@ -387,17 +374,16 @@ async def _play(client: Client, ws: Workspace, scenario: Scenario) -> Outcome:
         return Outcome(scenario, True, "contradicted", str(exc)[:300])
     result = typed.model_dump(by_alias=True, exclude_none=True, mode="json")
     texts = [c.get("text", "") for c in result.get("content", []) if isinstance(c, dict)]
-    return Outcome(scenario, bool(result.get("isError")), _verdict(result), " ".join(texts)[:300])
+    return Outcome(scenario, bool(result.get("isError")), verdict_of(result), " ".join(texts)[:300])
 
 
 def run_corpus(ws: Workspace, *, through_proxy: bool, only: Sequence[str] = ()) -> list[Outcome]:
     """Play every scenario (or those named in ``only``) in one MCP session."""
-    backend = ws.backend_argv()
-    argv = ws.proxy_argv(backend) if through_proxy else backend
+    params = ws.params(ws.backend_argv(), through_proxy=through_proxy)
     chosen = [s for s in scenarios(ws.repo) if not only or s.name in only]
 
     async def session() -> list[Outcome]:
-        async with Client(ws.params(argv), read_timeout_seconds=120) as client:  # type: ignore[arg-type]
+        async with Client(params, read_timeout_seconds=120) as client:  # type: ignore[arg-type]
             return [await _play(client, ws, s) for s in chosen]
 
     return anyio.run(session)

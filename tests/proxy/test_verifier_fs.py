@@ -15,10 +15,12 @@ from affidavit.proxy.verifiers.fs import FilesystemVerifier, apply_edits
 from tests.proxy._verifier_fixtures import (
     call,
     dev_command,
-    filesystem_server,
+    filesystem_server_argv,
     judge,
     node_tools,
+    proxied,
     tool_result,
+    verdict_of,
     wire,
 )
 
@@ -177,7 +179,7 @@ def test_directory_and_move_claims(tmp_path: Path) -> None:
     not (node_tools() / ".bin" / "mcp-server-filesystem").exists(),
     reason="the official filesystem server is not installed",
 )
-def test_official_filesystem_server_claims_are_all_verified(tmp_path: Path) -> None:
+def test_official_filesystem_server_through_the_proxy_is_verified(tmp_path: Path, home) -> None:
     """No false alarm on the real server, including its whitespace-tolerant edit."""
     root = tmp_path / "root"
     root.mkdir()
@@ -191,17 +193,15 @@ def test_official_filesystem_server_claims_are_all_verified(tmp_path: Path) -> N
         ("write_file", {"path": "crlf.txt", "content": "one\r\ntwo\r\n"}),
         ("edit_file", {"path": "crlf.txt", "edits": [{"oldText": "two", "newText": "2"}]}),
         ("move_file", {"source": "crlf.txt", "destination": "pkg/moved.txt"}),
+        ("write_file", {"path": str(root / "pkg" / "m.py"), "content": "x"}),
     ]
 
-    async def scenario() -> list[Verdict]:
-        verdicts = []
-        async with Client(filesystem_server(root), read_timeout_seconds=60) as client:  # type: ignore[arg-type]
-            for name, args in calls:
-                ctx = call(name, args, roots=[root])
-                before = V.snapshot(ctx)
-                result = wire(await client.call_tool(name, args))
-                assert not result.get("isError"), result
-                verdicts.append(V.verify(ctx, before, result).verdict)
-        return verdicts
+    async def scenario() -> list[str | None]:
+        params = proxied(filesystem_server_argv(root), [root], home)
+        async with Client(params, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+            replies = [wire(await client.call_tool(name, args)) for name, args in calls]
+        assert not [r for r in replies if r.get("isError")]
+        return [verdict_of(r) for r in replies]
 
-    assert anyio.run(scenario) == [Verdict.VERIFIED] * len(calls)
+    assert anyio.run(scenario) == ["verified"] * len(calls)
+    assert (root / "pkg" / "moved.txt").read_text() == "one\n2\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
@@ -14,10 +15,12 @@ from tests.proxy._verifier_fixtures import (
     call,
     dev_command,
     git,
-    git_server,
+    git_server_argv,
     init_repo,
     judge,
+    proxied,
     tool_result,
+    verdict_of,
     wire,
 )
 
@@ -214,7 +217,7 @@ def test_unlocatable_repository_is_unchecked(tmp_path: Path) -> None:
     assert judge(V, ctx, lambda: said("0" * 40)).verdict is Verdict.UNCHECKED
 
 
-def test_mcp_server_git_claims_are_all_verified(repo: Path) -> None:
+def test_mcp_server_git_through_the_proxy_is_verified(repo: Path, home: Path) -> None:
     """No false alarm against the real mcp-server-git, tool by tool."""
     (repo / "b.txt").write_text("b\n")
     steps = [
@@ -228,16 +231,43 @@ def test_mcp_server_git_claims_are_all_verified(repo: Path) -> None:
         ("git_checkout", {"branch_name": git(repo, "rev-parse", "HEAD")}),
     ]
 
-    async def scenario() -> list[Verdict]:
-        verdicts = []
-        async with Client(git_server(repo), read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+    async def scenario() -> list[str | None]:
+        params = proxied(git_server_argv(repo), [repo], home)
+        async with Client(params, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+            replies = []
             for name, args in steps:
-                full = {"repo_path": str(repo), **args}
-                ctx = call(name, full, backend="mcp-git")
-                before = V.snapshot(ctx)
-                result = wire(await client.call_tool(name, full))
-                assert not result.get("isError"), result
-                verdicts.append(V.verify(ctx, before, result).verdict)
-        return verdicts
+                replies.append(wire(await client.call_tool(name, {"repo_path": str(repo), **args})))
+        assert not [r for r in replies if r.get("isError")]
+        return [verdict_of(r) for r in replies]
 
-    assert anyio.run(scenario) == [Verdict.VERIFIED] * len(steps)
+    assert anyio.run(scenario) == ["verified"] * len(steps)
+
+
+def test_dev_server_through_the_proxy_is_verified(repo: Path, home: Path) -> None:
+    """Every claim the real dev server makes, verified through the real proxy."""
+    (repo / ".affidavit-ci.yml").write_text(
+        "pipelines:\n  check:\n    - name: readme\n      command: [test, -f, README.md]\n"
+        "      safe_to_rerun: true\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "add CI")
+    backend = [sys.executable, "-m", "affidavit", "devserver", "--repo-path", str(repo)]
+    calls = [
+        ("write_file", {"path": "docs/x.md", "content": "x\n"}),
+        ("git_commit", {"message": "Add x", "paths": ["docs/x.md"]}),
+        ("write_file", {"path": "y.txt", "content": "y\n"}),
+        ("git_commit", {"message": "Add y"}),
+        ("git_branch", {"name": "topic", "base": "HEAD~1"}),
+        ("git_checkout", {"name": "topic"}),
+        ("run_ci_pipeline", {}),
+    ]
+
+    async def scenario() -> list[str | None]:
+        async with Client(proxied(backend, [repo], home), read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+            replies = [wire(await client.call_tool(name, args)) for name, args in calls]
+            for uri in ("repo://status", "repo://log", "repo://file/README.md"):
+                replies.append(wire(await client.read_resource(uri)))
+        assert not [r for r in replies if r.get("isError")]
+        return [verdict_of(r) for r in replies]
+
+    assert anyio.run(scenario) == ["verified"] * (len(calls) + 3)
