@@ -36,6 +36,7 @@ forgotten by the sweep on the next write.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -94,6 +95,11 @@ def _words(text: str) -> set[str]:
 def _identifiers(text: str) -> set[str]:
     """Tokens holding a digit: numbers, versions, ticket ids, codes."""
     return {t for t in query_terms(text) if any(c.isdigit() for c in t)}
+
+
+def _wording(text: str) -> list[str]:
+    """The words of a text in order, case and punctuation ignored."""
+    return re.findall(r"\w+", text.lower())
 
 
 def _jaccard(a: str, b: str) -> float:
@@ -254,12 +260,15 @@ class Memory:
             for d in dupes
             if d.id not in (claim.supersedes or ()) and _identifiers(d.data["text"]) == marks
         ]
-        if dupes:
-            old = dupes[0]
-            if claim.kind == "opinion":
-                self.vault.update(old.id, {**old.data, "affirmed": now})
-                return {"id": old.id, "status": "reaffirmed", "superseded": []}
-            return {"id": old.id, "status": "duplicate", "superseded": []}
+        if dupes and claim.kind == "opinion":
+            # An embedding barely tells "tabs over spaces" from "spaces over tabs": only a
+            # word-for-word restatement re-affirms; anything else similar is a conflict.
+            same = [d for d in dupes if _wording(d.data["text"]) == _wording(claim.text)]
+            if same:
+                self.vault.update(same[0].id, {**same[0].data, "affirmed": now})
+                return {"id": same[0].id, "status": "reaffirmed", "superseded": []}
+        elif dupes:
+            return {"id": dupes[0].id, "status": "duplicate", "superseded": []}
         if claim.kind == "opinion" and claim.supersedes is None:
             rivals = self._similar(
                 claim,
