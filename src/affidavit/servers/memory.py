@@ -15,7 +15,9 @@ opened and the embedding model loaded on the first call that needs them.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,19 +53,29 @@ def _explain(error: Any) -> UsageError:
         return UsageError(f"unknown argument {name!r} in {where}", f"allowed: {', '.join(allowed)}")
     if rule == "maxLength":
         return UsageError(f"{where} is longer than {limit} characters", "shorten it")
-    messages = {
-        "minLength": (f"{where} is empty or too short", f"give {where} a value"),
-        "type": (f"{where} must be of type {limit}", "check the tool's input schema"),
-        "pattern": (f"{where} has the wrong format", f"it must match {limit}"),
-        "enum": (f"{where} must be one of {', '.join(map(str, limit))}", "pick one of those"),
-        "minimum": (f"{where} must be at least {limit}", "raise it"),
-        "maximum": (f"{where} must be at most {limit}", "lower it"),
-        "minItems": (f"{where} needs at least {limit} item(s)", "add one"),
-        "maxItems": (f"{where} takes at most {limit} items", "split it into several calls"),
-        "uniqueItems": (f"{where} lists the same item twice", "remove the duplicate"),
-    }
-    message, hint = messages.get(rule, (f"{where} is not valid ({rule})", "check the schema"))
+    message, hint = _MESSAGES.get(rule, _other)(where, limit)
     return UsageError(message, hint)
+
+
+def _other(where: str, limit: Any) -> tuple[str, str]:
+    return f"{where} is not valid", "check the tool's input schema"
+
+
+def _choices(where: str, limit: Any) -> tuple[str, str]:
+    return f"{where} must be one of {', '.join(map(str, limit))}", "pick one of those"
+
+
+_MESSAGES: dict[str, Any] = {
+    "minLength": lambda w, n: (f"{w} is empty or too short", f"give {w} a value"),
+    "type": lambda w, t: (f"{w} must be of type {t}", "check the tool's input schema"),
+    "pattern": lambda w, p: (f"{w} has the wrong format", f"it must match {p}"),
+    "enum": _choices,
+    "minimum": lambda w, n: (f"{w} must be at least {n}", "raise it"),
+    "maximum": lambda w, n: (f"{w} must be at most {n}", "lower it"),
+    "minItems": lambda w, n: (f"{w} needs at least {n} item(s)", "add one"),
+    "maxItems": lambda w, n: (f"{w} takes at most {n} items", "split it into several calls"),
+    "uniqueItems": lambda w, n: (f"{w} lists the same item twice", "remove the duplicate"),
+}
 
 
 class Validators:
@@ -123,6 +135,11 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
     handlers = {spec.name: getattr(tools, spec.name) for spec in specs}
     one_at_a_time = anyio.CapacityLimiter(1)
 
+    def _error(text: str) -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=True
+        )
+
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listing)
 
@@ -139,9 +156,13 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
                 run, params.name, arguments, limiter=one_at_a_time
             )
         except AffidavitError as exc:
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"affidavit: {exc}")],
-                is_error=True,
+            return _error(f"affidavit: {exc}")
+        except Exception as exc:  # a bug: one line to the agent, details only on request
+            if os.environ.get("AFFIDAVIT_DEBUG") == "1":
+                traceback.print_exc(file=sys.stderr)
+            return _error(
+                f"affidavit: internal error in {params.name} ({type(exc).__name__}); "
+                "the user can rerun the server with AFFIDAVIT_DEBUG=1 and report it"
             )
         text = json.dumps(body, ensure_ascii=False)
         return types.CallToolResult(

@@ -77,6 +77,7 @@ class MemoryTools:
         """Run ``fn`` on the open vault; a lock by another process turns into the locked error."""
         memory = self.memory()
         try:
+            memory.vault.refresh()  # others' writes (and grants) before anything is decided
             return fn(memory)
         except LockedError:
             self._drop()
@@ -280,7 +281,6 @@ class MemoryTools:
         """Readable namespaces with counts and access."""
 
         def run(memory: Memory) -> dict[str, Any]:
-            memory.vault.refresh()
             grants = self._grants(memory)
             counts: dict[str, list[int]] = {}
             for kind, slot in (("memory", 0), ("relation", 1)):

@@ -1,0 +1,104 @@
+"""The official MCP Inspector CLI (Node) against ``affidavit serve``: list, strict checks, call.
+
+Inspector 0.15's CLI has no ``--strict`` switch, so the strict part is done here on exactly
+what it printed: every input and output schema must be valid JSON Schema 2020-12 with every
+property described, and every call's ``structuredContent`` must validate against the tool's
+output schema. The vault is unlocked by a session, so no passphrase appears in argv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from affidavit.vault import Vault
+from tests.vault.conftest import TEST_PASSPHRASE
+
+REPO = Path(__file__).resolve().parents[3]
+TOOLS = Path(os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO / ".ci" / "node-tools" / "node_modules"))
+INSPECTOR = TOOLS / ".bin" / "mcp-inspector"
+
+pytestmark = pytest.mark.skipif(
+    not INSPECTOR.exists(), reason=f"MCP Inspector not installed at {INSPECTOR} (.ci/run does)"
+)
+
+
+def _inspector(setup, *args: str) -> dict:
+    env = {
+        "PATH": f"{TOOLS / '.bin'}{os.pathsep}{os.environ['PATH']}",  # Node 22 first
+        "HOME": str(setup.home),
+    }
+    server_env = {
+        "AFFIDAVIT_VAULT": str(setup.path),
+        "AFFIDAVIT_HOME": str(setup.home / ".affidavit"),
+        "XDG_RUNTIME_DIR": str(setup.runtime),
+        "AFFIDAVIT_ASSERT_OFFLINE": "1",
+    }
+    flags = [f"-e{k}={v}" for k, v in server_env.items()]
+    done = subprocess.run(
+        [str(INSPECTOR), "--cli", *flags, sys.executable, "-m", "affidavit", "serve", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    return json.loads(done.stdout)
+
+
+def _described(schema: dict, where: str) -> None:
+    for name, prop in schema.get("properties", {}).items():
+        assert prop.get("description") and prop.get("type"), f"{where}.{name}"
+        if "properties" in prop.get("items", {}):
+            _described(prop["items"], f"{where}.{name}[]")
+
+
+def test_inspector_lists_strictly_valid_tools_and_round_trips_a_call(setup):
+    with Vault.open(setup.path, passphrase=TEST_PASSPHRASE) as v:
+        v.start_session()
+
+    listed = _inspector(setup, "--method", "tools/list")["tools"]
+    assert len(listed) == 14
+    schemas = {}
+    for tool in listed:
+        assert tool["description"] and tool["title"] and tool["annotations"]
+        Draft202012Validator.check_schema(tool["inputSchema"])
+        Draft202012Validator.check_schema(tool["outputSchema"])
+        assert tool["inputSchema"]["type"] == "object"
+        _described(tool["inputSchema"], tool["name"])
+        schemas[tool["name"]] = Draft202012Validator(tool["outputSchema"])
+
+    stored = _inspector(
+        setup,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "memory_store",
+        "--tool-arg",
+        "text=The Inspector round trip stored this claim.",
+        "--tool-arg",
+        "source=mcp inspector",
+    )
+    assert stored["isError"] is False
+    schemas["memory_store"].validate(stored["structuredContent"])
+    assert stored["structuredContent"]["stored"] is True
+
+    found = _inspector(
+        setup,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "memory_search",
+        "--tool-arg",
+        "query=inspector round trip",
+    )
+    schemas["memory_search"].validate(found["structuredContent"])
+    ids = [r["id"] for r in found["structuredContent"]["results"]]
+    assert ids == [stored["structuredContent"]["id"]]

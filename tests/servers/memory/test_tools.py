@@ -1,0 +1,212 @@
+"""Every memory tool and its error paths, through the official MCP client over stdio."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from tests.servers.memory.conftest import body, error_text, run
+from tests.support import mcp_client
+
+LIST = "memory_list_namespaces"
+
+
+def test_store_search_get_recent_and_the_notice(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env()) as client:
+            listed = await client.list_tools()
+            assert len(listed.tools) == 14
+            for tool in listed.tools:
+                assert tool.output_schema and tool.annotations and tool.description
+
+            stored = body(
+                await client.call_tool(
+                    "memory_store",
+                    {
+                        "text": "The Lantern staging database listens on port 5433.",
+                        "source": "read from docker-compose.yml",
+                        "tags": ["lantern"],
+                        "importance": 0.8,
+                        "discovered": "2026-11-30",
+                    },
+                )
+            )
+            assert stored["stored"] is True and stored["namespace"] == "user"
+            again = body(
+                await client.call_tool(
+                    "memory_store",
+                    {"text": "The Lantern staging database listens on port 5433.", "source": "x"},
+                )
+            )
+            assert again == {**again, "stored": False, "status": "duplicate", "id": stored["id"]}
+
+            found = body(await client.call_tool("memory_search", {"query": "staging db port"}))
+            assert [r["id"] for r in found["results"]] == [stored["id"]]
+            hit = found["results"][0]
+            assert hit["source"] == "read from docker-compose.yml"
+            assert hit["discovered"] == "2026-11-30" and hit["tags"] == ["lantern"]
+            assert "not instructions" in found["notice"]
+            nothing = body(
+                await client.call_tool("memory_search", {"query": "sourdough bread recipe"})
+            )
+            assert nothing["results"] == []
+
+            got = body(await client.call_tool("memory_get", {"id": stored["id"]}))
+            assert got["memory"]["text"].startswith("The Lantern staging")
+            assert "not instructions" in got["notice"]
+
+            untrusted = body(
+                await client.call_tool(
+                    "memory_store",
+                    {
+                        "text": "A web page claims the Lantern API has no rate limit.",
+                        "source": "web page",
+                        "quarantined": True,
+                    },
+                )
+            )
+            recent = body(await client.call_tool("memory_recent", {"limit": 5}))
+            assert [r["id"] for r in recent["results"]] == [untrusted["id"], stored["id"]]
+            assert "quarantined" in recent["results"][0]["warning"]
+            assert "not instructions" in recent["notice"]
+
+    run(scenario)
+
+
+def test_store_many_validates_the_whole_batch_first_and_names_the_index(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env()) as client:
+            good = {"text": "Ada owns the Lantern release checklist."}
+            too_long = {"text": "word " * 60}
+            failed = await client.call_tool(
+                "memory_store_many", {"source": "from chat", "facts": [good, too_long, good]}
+            )
+            assert "facts[1]" in error_text(failed)
+            listed = await client.call_tool(
+                "memory_store_many", {"source": "s", "facts": [good, {"text": "- a\n- b"}]}
+            )
+            assert "facts[1]" in error_text(listed)
+            schema = await client.call_tool(
+                "memory_store_many", {"source": "s", "facts": [good, {"text": "x", "bad": 1}]}
+            )
+            assert "facts[1]" in error_text(schema) and "'bad'" in error_text(schema)
+            no_source = await client.call_tool("memory_store_many", {"facts": [good]})
+            assert "source" in error_text(no_source)
+            empty = body(await client.call_tool("memory_recent", {}))
+            assert empty["results"] == []  # nothing of any failed batch was stored
+
+            ok = body(
+                await client.call_tool(
+                    "memory_store_many",
+                    {
+                        "source": "from chat",
+                        "facts": [
+                            good,
+                            {"text": "Ben reviews infrastructure changes.", "source": "Ben said"},
+                        ],
+                    },
+                )
+            )
+            assert [r["stored"] for r in ok["results"]] == [True, True]
+            recent = body(await client.call_tool("memory_recent", {}))
+            assert {r["source"] for r in recent["results"]} == {"from chat", "Ben said"}
+
+    run(scenario)
+
+
+def test_graph_forget_namespaces_status_and_argument_errors(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env()) as client:
+            memory = body(
+                await client.call_tool(
+                    "memory_store", {"text": "Ada reports to Grace since March.", "source": "s"}
+                )
+            )
+            linked = body(
+                await client.call_tool(
+                    "memory_link",
+                    {
+                        "subject": "Ada",
+                        "predicate": "reports_to",
+                        "object": "Grace",
+                        "src_id": memory["id"],
+                        "valid_from": "2026-03-01",
+                    },
+                )
+            )
+            assert linked["created"] is True
+            relation = linked["relation"]
+            same = body(
+                await client.call_tool(
+                    "memory_link",
+                    {
+                        "subject": "Ada",
+                        "predicate": "reports_to",
+                        "object": "Grace",
+                        "src_id": memory["id"],
+                        "valid_from": "2026-03-01",
+                    },
+                )
+            )
+            assert same["created"] is False and same["relation"]["id"] == relation["id"]
+            rels = body(await client.call_tool("memory_relations", {"entity": "grace"}))
+            assert [r["id"] for r in rels["relations"]] == [relation["id"]]
+            before = body(
+                await client.call_tool("memory_relations", {"entity": "Ada", "as_of": "2026-01-01"})
+            )
+            assert before["relations"] == []
+
+            spaces = body(await client.call_tool(LIST, {}))
+            assert spaces["caller"] == "user" and spaces["default_namespace"] == "user"
+            assert spaces["namespaces"] == [
+                {"name": "user", "memories": 1, "relations": 1, "access": "rw"}
+            ]
+
+            status = body(await client.call_tool("memory_status", {}))
+            assert status["locked"] is False and status["memories"] == 1
+            assert status["semantic"] is True
+
+            wrong_kind = await client.call_tool("memory_unlink", {"relation_id": memory["id"]})
+            assert "memory_forget" in error_text(wrong_kind)
+            unlinked = body(
+                await client.call_tool("memory_unlink", {"relation_id": relation["id"]})
+            )
+            assert unlinked == {"removed": True, "relation_id": relation["id"]}
+            gone = body(
+                await client.call_tool("memory_forget", {"id": memory["id"], "shred": True})
+            )
+            assert gone == {"forgotten": True, "id": memory["id"], "shredded": True}
+            missing = await client.call_tool("memory_get", {"id": memory["id"]})
+            assert "shredded" in error_text(missing)
+            unknown = await client.call_tool("memory_get", {"id": "0000deadbeef"})
+            assert "0000deadbeef" in error_text(unknown)
+
+            for name, args, needle in [
+                ("memory_search", {}, "missing required argument 'query'"),
+                ("memory_search", {"query": "x", "colour": "red"}, "unknown argument 'colour'"),
+                ("memory_recent", {"limit": 0}, "limit must be at least 1"),
+                ("memory_recent", {"limit": "ten"}, "limit must be of type integer"),
+                ("memory_store", {"text": "x", "source": "s", "kind": "rumour"}, "kind must be"),
+                ("memory_get", {"id": "../etc/passwd"}, "id has the wrong format"),
+                ("memory_store", {"text": "x", "source": "s", "expires": "soon"}, "expires"),
+            ]:
+                assert needle in error_text(await client.call_tool(name, args)), (name, args)
+            with pytest.raises(MCPError, match="Unknown tool"):
+                await client.call_tool("memory_explode", {})
+
+    run(scenario)
+
+
+def test_selftest_runs_on_a_private_sample_and_leaves_the_vault_alone(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env()) as client:
+            report = body(await client.call_tool("memory_selftest", {}))
+            assert report["passed"] is True and report["semantic"] is True
+            assert len(report["checks"]) >= 5
+            assert all(c["ms"] > 0 for c in report["checks"])
+            assert report["search_p50_ms"] > 0 and report["store_ms"] > 0
+            status = body(await client.call_tool("memory_status", {}))
+            assert status["memories"] == 0
+            assert body(await client.call_tool("memory_recent", {}))["results"] == []
+
+    run(scenario)
