@@ -29,7 +29,8 @@ def test_demo_builds_signs_verifies_serves_and_refuses_tampering(
     out = done.stdout
     assert "built a pack of 10 records" in out
     assert "signed it with a throwaway key: SHA256:" in out
-    assert "status=verified" in out and "authenticated=True" in out
+    assert "signature: verified, signer pinned, pinned=True" in out
+    assert "freshness: fresh until" in out and "authenticated=True" in out
     assert "tools: verified_memory_search, verified_memory_get" in out
     assert "M-loans-2" in out and "Pell returned the ladder" in out
     assert "after a file was touched: affidavit: pack files changed on disk" in out

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
 
 from affidavit.cli.output import stdout
 from affidavit.core.errors import AffidavitError, ExternalError, IntegrityError
@@ -77,12 +76,16 @@ def _verify(pack: Path, pin: str) -> None:
 
     trust = TrustOptions(trusted_fingerprints=(pin,), min_sequence=1, strict=True)
     verification = verify_pack(pack, trust).verification()
-    table = Table(show_header=False, box=None, padding=(0, 2))
-    for part, values in verification.items():
-        shown = ", ".join(f"{k}={v}" for k, v in values.items() if v not in (None, False))
-        table.add_row(part, shown)
+    signature, freshness = verification["signature"], verification["freshness"]
     _step("verified it pinned to that key, under --strict and --min-sequence 1:")
-    stdout.print(table)
+    stdout.print(
+        f"  signature: {signature['status']}, signer {signature['signer']}, "
+        f"pinned={signature['pinned']}"
+    )
+    stdout.print(
+        f"  freshness: {freshness['status']} until {freshness['expires_utc']}, "
+        f"sequence {freshness['sequence']}, authenticated={freshness['authenticated']}"
+    )
 
 
 async def _query(pack: Path, pin: str) -> list[tuple[str, Any]]:
