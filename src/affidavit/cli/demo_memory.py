@@ -50,9 +50,14 @@ def _server(caller: str, vault: Path) -> Any:
     )
 
 
+def _text(result: Any) -> str:
+    """The first text block of a tool result."""
+    return str(getattr(result.content[0], "text", ""))
+
+
 def _body(result: Any) -> dict[str, Any]:
     if result.is_error:
-        raise AffidavitError(f"demo tool call failed: {result.content[0].text}")
+        raise AffidavitError(f"demo tool call failed: {_text(result)}")
     return dict(result.structured_content)
 
 
@@ -70,8 +75,8 @@ async def _agents(vault: Path) -> None:
             "memory_store_many",
             {"source": "demo", "facts": [{"text": FACTS[0]}, {"text": "- a list\n- of things"}]},
         )
-        _check(refused.is_error and "facts[1]" in refused.content[0].text, "bad batch refused")
-        _step(f"a batch with a bulleted entry is refused whole: {refused.content[0].text}")
+        _check(refused.is_error and "facts[1]" in _text(refused), "bad batch refused")
+        _step(f"a batch with a bulleted entry is refused whole: {_text(refused)}")
 
         stored = _body(
             await planner.call_tool(
@@ -98,13 +103,13 @@ async def _agents(vault: Path) -> None:
 
         denied = await reviewer.call_tool("memory_forget", {"id": hits[0]["id"]})
         _check(denied.is_error, "reviewer may not delete the planner's memory")
-        _step(f"reviewer cannot delete it (read-only there): {denied.content[0].text}")
+        _step(f"reviewer cannot delete it (read-only there): {_text(denied)}")
 
         locked = _body(await planner.call_tool("memory_lock", {}))
         _check(locked == {"locked": True, "failures": []}, "panic lock")
         after = await reviewer.call_tool("memory_search", {"query": "deploy day"})
-        _check(after.is_error and "affidavit unlock" in after.content[0].text, "locked")
-        _step(f"planner panic-locks the vault; reviewer now gets: {after.content[0].text}")
+        _check(after.is_error and "affidavit unlock" in _text(after), "locked")
+        _step(f"planner panic-locks the vault; reviewer now gets: {_text(after)}")
         status = _body(await reviewer.call_tool("memory_status", {}))
         stdout.print(f"  [dim]memory_status: {escape(json.dumps(status))}[/]")
 
