@@ -377,13 +377,58 @@ async def _play(client: Client, ws: Workspace, scenario: Scenario) -> Outcome:
     return Outcome(scenario, bool(result.get("isError")), verdict_of(result), " ".join(texts)[:300])
 
 
-def run_corpus(ws: Workspace, *, through_proxy: bool, only: Sequence[str] = ()) -> list[Outcome]:
-    """Play every scenario (or those named in ``only``) in one MCP session."""
-    params = ws.params(ws.backend_argv(), through_proxy=through_proxy)
-    chosen = [s for s in scenarios(ws.repo) if not only or s.name in only]
+def play(ws: Workspace, params: Any, chosen: Sequence[Scenario]) -> list[Outcome]:
+    """Play ``chosen`` in order, in one MCP session launched with ``params``."""
 
     async def session() -> list[Outcome]:
-        async with Client(params, read_timeout_seconds=120) as client:  # type: ignore[arg-type]
+        async with Client(params, read_timeout_seconds=120) as client:
             return [await _play(client, ws, s) for s in chosen]
 
     return anyio.run(session)
+
+
+def run_corpus(ws: Workspace, *, through_proxy: bool, only: Sequence[str] = ()) -> list[Outcome]:
+    """Every scenario (or those named in ``only``) against the lying backend."""
+    chosen = [s for s in scenarios(ws.repo) if not only or s.name in only]
+    return play(ws, ws.params(ws.backend_argv(), through_proxy=through_proxy), chosen)
+
+
+DEV_TOOLS = {"write_file", "git_commit", "git_branch", "git_checkout", "run_ci_pipeline"}
+FS_TOOLS = {"write_file", "edit_file", "create_directory", "move_file"}
+GIT_TOOLS = {"git_commit", "git_add", "git_reset", "git_create_branch"}
+
+
+def real_backends(ws: Workspace) -> list[tuple[str, list[str], Callable[[Scenario], bool]]]:
+    """The real servers the honest controls also run against: (label, argv, which controls)."""
+    from tests.proxy._verifier_fixtures import filesystem_server_argv, git_server_argv
+
+    def shaped(tools: set[str], repo_path: bool) -> Callable[[Scenario], bool]:
+        def fits(s: Scenario) -> bool:
+            if s.resource:
+                return not repo_path and tools is DEV_TOOLS
+            return s.target in tools and ("repo_path" in s.arguments) == repo_path
+
+        return fits
+
+    dev = [sys.executable, "-m", "affidavit", "devserver", "--repo-path", str(ws.repo)]
+    return [
+        ("dev server", dev, shaped(DEV_TOOLS, repo_path=False)),
+        ("mcp-server-git", git_server_argv(ws.repo), shaped(GIT_TOOLS, repo_path=True)),
+        ("filesystem server", filesystem_server_argv(ws.repo), shaped(FS_TOOLS, repo_path=False)),
+    ]
+
+
+def run_real_controls(ws: Workspace, *, through_proxy: bool) -> list[Outcome]:
+    """The honest controls against the real dev server, mcp-server-git and filesystem server."""
+    controls = [s for s in scenarios(ws.repo) if s.honest]
+    outcomes: list[Outcome] = []
+    for label, argv, fits in real_backends(ws):
+        chosen = [
+            Scenario(
+                f"{s.name} [{label}]", s.family, s.target, s.arguments, s.lie, s.setup, s.resource
+            )
+            for s in controls
+            if fits(s)
+        ]
+        outcomes += play(ws, ws.params(argv, through_proxy=through_proxy), chosen)
+    return outcomes
