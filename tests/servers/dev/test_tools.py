@@ -54,6 +54,16 @@ def test_file_and_git_tools(repo: Path, client_for) -> None:
             assert wrote.structured_content["bytes"] == len("héllo\n".encode())
             assert (repo / "docs" / "new.md").read_text() == "héllo\n"
 
+            absolute = await client.call_tool(
+                "write_file", {"path": str(repo / "docs" / "abs.md"), "content": "inside\n"}
+            )
+            assert absolute.structured_content["path"] == "docs/abs.md"
+            (repo / "docs" / "abs.md").unlink()
+            under_file = await client.call_tool(
+                "write_file", {"path": "docs/new.md/child", "content": "x"}
+            )
+            assert under_file.is_error and "cannot write" in text(under_file)
+
             read = await client.call_tool("read_file", {"path": "docs/new.md"})
             assert text(read) == "héllo\n"
             assert read.structured_content["sha256"] == wrote.structured_content["sha256"]
@@ -115,6 +125,12 @@ def test_file_and_git_tools(repo: Path, client_for) -> None:
             assert {"name": "feature/x", "commit_hash": before} in branches.structured_content[
                 "branches"
             ]
+
+            (repo / "README.md").write_text("# dirty\n")
+            blocked = await client.call_tool("git_checkout", {"name": "feature/x"})
+            assert blocked.is_error and "commit or discard the local changes" in text(blocked)
+            assert git(repo, "symbolic-ref", "--short", "HEAD").strip() == "main"
+            git(repo, "checkout", "--", "README.md")
 
             switched = await client.call_tool("git_checkout", {"name": "feature/x"})
             assert switched.structured_content["commit_hash"] == before

@@ -30,8 +30,13 @@ def write_file(root: Path, path: str, content: str) -> dict[str, Any]:
     if target.is_dir():
         raise InputError(f"{path!r} is a directory", "name a file")
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o644
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, data, mode=mode)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, data, mode=mode)
+    except OSError as exc:  # a parent is a file, the disk is full, permission denied
+        raise InputError(
+            f"cannot write {path!r}: {exc.strerror or exc}", "check the path and the disk"
+        ) from None
     return {
         "path": confine.relative(root, target),
         "bytes": len(data),
@@ -49,7 +54,10 @@ def read_bytes(root: Path, path: str) -> tuple[str, bytes]:
     size = target.stat().st_size
     if size > MAX_FILE_BYTES:
         raise InputError(f"{path!r} is larger than {MAX_FILE_BYTES} bytes", "read it another way")
-    return confine.relative(root, target), target.read_bytes()
+    try:
+        return confine.relative(root, target), target.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path!r}: {exc.strerror or exc}") from None
 
 
 def read_file(root: Path, path: str) -> tuple[str, dict[str, Any]]:

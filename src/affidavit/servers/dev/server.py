@@ -162,7 +162,9 @@ def _tool(spec: tools.ToolSpec) -> types.Tool:
         input_schema=spec.input_schema,
         output_schema=spec.output_schema,
         annotations=types.ToolAnnotations(
-            read_only_hint=spec.read_only, destructive_hint=False, open_world_hint=False
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            open_world_hint=False,
         ),
     )
 

@@ -40,6 +40,7 @@ class ToolSpec:
     output_schema: dict[str, Any]
     run: Callable[[GitRepo, dict[str, Any]], Outcome]
     read_only: bool
+    destructive: bool = False  # may overwrite or delete what was there (MCP destructiveHint)
 
 
 def _obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -192,6 +193,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         _FILE_OUT,
         _write_file,
         read_only=False,
+        destructive=True,
     ),
     ToolSpec(
         "read_file",
@@ -331,6 +333,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         _sqlite_execute,
         read_only=False,
+        destructive=True,
     ),
     ToolSpec(
         "docker_ps",
