@@ -61,6 +61,7 @@ def test_unsigned_sample_pack_contracts(sample_pack: Path, home: Path) -> None:
             (SEARCH_TOOL, {"query": "ladder", "until": "2026-02-30"}),
             (SEARCH_TOOL, {"query": "?!"}),
             (GET_TOOL, {"id": "garden-1"}),
+            (GET_TOOL, {"id": "M-repair-1\n"}),
             (GET_TOOL, {"id": "M-ok", "extra": True}),
             (GET_TOOL, {}),
         ]
@@ -129,8 +130,9 @@ def test_unsigned_sample_pack_contracts(sample_pack: Path, home: Path) -> None:
     assert "argument 'until' is not a UTC day or time" in messages[6]
     assert "query has no words" in messages[7]
     assert "argument 'id' does not match" in messages[8]
-    assert "unknown argument 'extra'" in messages[9]
-    assert "missing required argument 'id'" in messages[10]
+    assert "argument 'id' does not match" in messages[9]  # no trailing newline either
+    assert "unknown argument 'extra'" in messages[10]
+    assert "missing required argument 'id'" in messages[11]
     assert "Unknown tool: verified_memory_delete" in str(out["unknown"])
     assert tool_body(out["after"])["found"] is True  # errors do not stop the server
 

@@ -106,7 +106,8 @@ def check_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any] | No
                 f"argument {name!r} is longer than {rule['maxLength']} characters",
                 f"shorten {name!r}",
             )
-        if "pattern" in rule and not re.search(rule["pattern"], value):
+        anchored = rule.get("pattern", "").removeprefix("^").removesuffix("$")
+        if anchored and not re.fullmatch(anchored, value):  # JSON Schema's $ is the very end
             raise UsageError(
                 f"argument {name!r} does not match {rule['pattern']}", "check the record id"
             )
