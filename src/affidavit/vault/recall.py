@@ -112,13 +112,38 @@ class Memory:
 
     def __init__(self, vault: Vault, *, embedder: Embedder | None = _AUTO) -> None:
         self.vault = vault
-        self.embedder: Embedder | None = shared_embedder() if embedder is _AUTO else embedder
-        self.index = RecallIndex()
-        self._expiring: dict[str, str] = {}
+        self._embedder = None if embedder is _AUTO else embedder
+        self._embedder_ready = embedder is not _AUTO
+        self._index: RecallIndex | None = None
         self._lock = threading.RLock()
-        batch = [(item, self._windows_of(item)) for item in vault.items(MEMORY)]
-        self._index_items(batch)
+        self._expiring = {
+            it.id: str(it.data["expires"]) for it in vault.items(MEMORY) if it.data.get("expires")
+        }
         vault.add_listener(self._on_change)
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The sentence model, loaded on first need (graph and listing commands never pay)."""
+        if not self._embedder_ready:
+            self._embedder = shared_embedder()
+            self._embedder_ready = True
+        return self._embedder
+
+    @property
+    def index(self) -> RecallIndex:
+        """The RAM index, built from the vault's sealed vectors on first need (no re-embedding)."""
+        with self._lock:
+            if self._index is None:
+                index = RecallIndex()
+                index.add_many(
+                    [
+                        (_entry(it), self._windows_of(it))
+                        for it in self.vault.items(MEMORY)
+                        if _searchable(it)
+                    ]
+                )
+                self._index = index
+            return self._index
 
     @classmethod
     def open(cls, path: Path | None = None) -> Memory:
@@ -134,22 +159,18 @@ class Memory:
             return None
         return vector_from_bytes(item.vector)
 
-    def _index_items(self, batch: Sequence[tuple[VaultItem, Any]]) -> None:
-        ready = []
-        for item, windows in batch:
-            if item.data.get("expires"):
-                self._expiring[item.id] = str(item.data["expires"])
-            if _searchable(item):
-                ready.append((_entry(item), windows))
-        self.index.add_many(ready)
-
     def _on_change(self, change: Change) -> None:
         with self._lock:
-            self.index.remove(change.id)
             self._expiring.pop(change.id, None)
             item = change.item
-            if change.op == "put" and item is not None and item.kind == MEMORY:
-                self._index_items([(item, self._windows_of(item))])
+            live = change.op == "put" and item is not None and item.kind == MEMORY
+            if live and item is not None and item.data.get("expires"):
+                self._expiring[item.id] = str(item.data["expires"])
+            if self._index is None:
+                return  # built later from the vault, which already holds this change
+            self._index.remove(change.id)
+            if live and item is not None and _searchable(item):
+                self._index.add(_entry(item), self._windows_of(item))
 
     def _sync(self) -> None:
         self.vault.refresh()

@@ -1,0 +1,58 @@
+"""The recall commands as a user runs them: real processes on a real vault."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support import run_cli
+
+
+def _json(done) -> object:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_search_recent_and_expire(home: Path, cli_vault: dict[str, str]) -> None:
+    for text in ("Deploys run every Friday afternoon", "Alice owns the billing service"):
+        assert run_cli(["store", text, "--source", "chat"], home, env=cli_vault).returncode == 0
+    found = _json(run_cli(["search", "when do we deploy", "--json"], home, env=cli_vault))
+    assert [r["text"] for r in found["results"]] == ["Deploys run every Friday afternoon"]
+    assert found["notice"]
+    table = run_cli(["search", "who owns billing"], home, env=cli_vault)
+    assert table.returncode == 0 and "Alice owns" in table.stdout
+    nothing = run_cli(["search", "sourdough bread recipe"], home, env=cli_vault)
+    assert "no memory matches" in nothing.stdout
+    recent = _json(run_cli(["recent", "--limit", "1", "--json"], home, env=cli_vault))
+    assert [r["text"] for r in recent] == ["Alice owns the billing service"]
+    assert _json(run_cli(["expire", "--json"], home, env=cli_vault)) == {"expired": []}
+
+
+def test_graph_commands(home: Path, cli_vault: dict[str, str]) -> None:
+    edge = _json(run_cli(["link", "alice", "owns", "repo-x", "--json"], home, env=cli_vault))
+    rel = _json(run_cli(["relations", "--entity", "ALICE", "--json"], home, env=cli_vault))
+    assert [r["id"] for r in rel["relations"]] == [edge["id"]] and rel["truncated"] is False
+    shown = run_cli(["relations", "--predicate", "owns"], home, env=cli_vault)
+    assert "repo-x" in shown.stdout
+    gone = _json(run_cli(["unlink", edge["id"], "--json"], home, env=cli_vault))
+    assert gone == {"id": edge["id"], "unlinked": True}
+    missing = run_cli(["unlink", edge["id"]], home, env=cli_vault)
+    assert missing.returncode == 3 and missing.stderr.startswith("affidavit: error:")
+
+
+def test_without_a_model_keyword_recall_still_works(home: Path, cli_vault: dict[str, str]) -> None:
+    env = {**cli_vault, "AFFIDAVIT_EMBEDDER": "off"}
+    assert (
+        run_cli(["store", "Deploys run on Fridays", "--source", "s"], home, env=env).returncode == 0
+    )
+    found = _json(run_cli(["search", "deploys", "--json"], home, env=env))
+    assert found["semantic"] is False and len(found["results"]) == 1
+    shown = run_cli(["search", "deploys"], home, env=env)
+    assert "semantic recall is off" in shown.stdout
+
+
+def test_bad_search_input_is_one_clear_line(home: Path, cli_vault: dict[str, str]) -> None:
+    done = run_cli(["search", "x", "--top-k", "0"], home, env=cli_vault)
+    assert done.returncode == 2 and "top_k" in done.stderr and "Traceback" not in done.stderr
+    done = run_cli(["search", "x", "--since", "yesterday"], home, env=cli_vault)
+    assert done.returncode == 2 and "YYYY-MM-DD" in done.stderr
