@@ -315,3 +315,31 @@ def test_cli_build_and_one_line_errors(tmp_path: Path, home: Path) -> None:
     assert "bad.jsonl line 1: quote 'nope' does not appear verbatim in message 3" in failed.stderr
     assert "Traceback" not in failed.stderr
     assert not (tmp_path / "never").exists()
+
+
+def test_builds_the_reference_formats_documented_example_byte_for_byte(tmp_path: Path) -> None:
+    # The verified-memory format documents this input and the record line it must produce
+    # (offsets 48..100, this message_sha256); our builder must agree to the byte.
+    text = (
+        "Quick thing first: the shed code changed. "
+        "Also, the café on the corner sells seedlings on Saturdays."
+    )
+    quote = "the café on the corner sells seedlings on Saturdays."
+    message = {"id": 3, "date": "2026-03-02T08:20:00Z", "speaker": "Rowan", "text": text}
+    record = {
+        "record_id": "M-garden-3",
+        "role": "user",
+        "topic": "Seedlings",
+        "category": "places",
+        "quotes": [{"message_id": 3, "quote": quote}],
+    }
+    pack = _build(tmp_path, [message], [record])
+    expected = (
+        '{"record_id":"M-garden-3","role":"user","speaker":"Rowan","category":"places",'
+        '"topic":"Seedlings","statement":"the café on the corner sells seedlings on Saturdays.",'
+        '"date_first_utc":"2026-03-02T08:20:00Z","date_last_utc":"2026-03-02T08:20:00Z",'
+        '"evidence":[{"message_id":3,"date_utc":"2026-03-02T08:20:00Z",'
+        '"quote":"the café on the corner sells seedlings on Saturdays.","start":48,"end":100,'
+        '"message_sha256":"e3aebbd25f7b809dd5b0b8d55b9ad7df6566464dc2a5033d02e3c5aa7ed8eeb2"}]}\n'
+    )
+    assert (pack / fmt.RECORDS).read_text(encoding="utf-8") == expected
