@@ -144,3 +144,33 @@ def test_unarmed_process_is_not_affected(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stdout.split() == ["False", "ok"]
+
+
+def test_the_pack_server_arms_it_once_stdio_is_connected(tmp_path: Path) -> None:
+    from tests.packs._build_fixtures import build_sample
+
+    pack = build_sample(tmp_path / "pack")
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from affidavit.core import sandbox\n"
+        "from affidavit.packs.verify import verify_pack\n"
+        "from affidavit.servers.packs import serve_pack\n"
+        "assert not sandbox.is_armed()\n"
+        "serve_pack(verify_pack(Path(sys.argv[1])))  # stdin is empty: serves, then returns\n"
+        "try:\n"
+        "    open(sys.argv[2], 'w')\n"
+        "except sandbox.SandboxViolation as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(pack), str(tmp_path / "written.txt")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused: sandbox: refused to open a file for writing" in done.stdout
+    assert "(pack server)" in done.stdout
+    assert not (tmp_path / "written.txt").exists()
