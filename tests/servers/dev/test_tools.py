@@ -158,135 +158,132 @@ def test_file_and_git_tools(repo: Path, client_for) -> None:
     anyio.run(scenario)
 
 
-def test_bad_arguments_and_docker_are_tool_errors(repo: Path, client_for) -> None:
+def test_ci_sqlite_docker_and_bad_arguments(repo: Path, client_for) -> None:
+    """One session for the tools that do not depend on each other's git state."""
+
     async def scenario() -> None:
         async with client_for(repo, mode="legacy") as client:
-            cases = [
-                ("write_file", {"path": "a.txt"}, "'content' is a required property"),
-                ("write_file", {"path": "a.txt", "content": 3}, "not of type 'string'"),
-                ("git_log", {"max_count": 0}, "minimum"),
-                ("git_log", {"max_count": "5"}, "not of type 'integer'"),
-                ("git_commit", {"message": ""}, "non-empty"),
-                ("git_commit", {"message": "x", "extra": 1}, "Additional properties"),
-                ("read_file", {"path": "missing.txt"}, "no file 'missing.txt'"),
-                ("read_file", {"path": "src"}, "not a regular file"),
-                ("no_such_tool", {}, "unknown tool"),
-            ]
-            for name, args, message in cases:
-                result = await client.call_tool(name, args)
-                assert result.is_error, name
-                assert message in text(result), (name, text(result))
-                assert "\n" not in text(result) and "Traceback" not in text(result)
-            # No Docker engine is reachable here: both Docker tools say so plainly.
-            ps = await client.call_tool("docker_ps", {})
-            assert ps.is_error and "no Docker engine is reachable" in text(ps)
-            build = await client.call_tool("docker_build", {"tag": "demo:dev"})
-            assert build.is_error and "no Docker engine is reachable" in text(build)
-            bad_tag = await client.call_tool("docker_build", {"tag": "Bad Tag"})
-            assert bad_tag.is_error and "not a valid image tag" in text(bad_tag)
-            (repo / "blob.bin").write_bytes(b"\xff\x00\xfe")
-            binary = await client.call_tool("read_file", {"path": "blob.bin"})
-            assert binary.is_error and "binary" in text(binary)
-            # The server is still healthy after all of that.
-            assert not (await client.call_tool("git_status", {})).is_error
+            await check_bad_arguments_and_docker(client, repo)
+            await check_ci_pipeline(client, repo)
+            await check_sqlite_tools(client, repo)
 
     anyio.run(scenario)
 
 
-def test_ci_pipeline(repo: Path, client_for) -> None:
+async def check_bad_arguments_and_docker(client, repo: Path) -> None:
+    cases = [
+        ("write_file", {"path": "a.txt"}, "'content' is a required property"),
+        ("write_file", {"path": "a.txt", "content": 3}, "not of type 'string'"),
+        ("git_log", {"max_count": 0}, "minimum"),
+        ("git_log", {"max_count": "5"}, "not of type 'integer'"),
+        ("git_commit", {"message": ""}, "non-empty"),
+        ("git_commit", {"message": "x", "extra": 1}, "Additional properties"),
+        ("read_file", {"path": "missing.txt"}, "no file 'missing.txt'"),
+        ("read_file", {"path": "src"}, "not a regular file"),
+        ("no_such_tool", {}, "unknown tool"),
+    ]
+    for name, args, message in cases:
+        result = await client.call_tool(name, args)
+        assert result.is_error, name
+        assert message in text(result), (name, text(result))
+        assert "\n" not in text(result) and "Traceback" not in text(result)
+    # No Docker engine is reachable here: both Docker tools say so plainly.
+    ps = await client.call_tool("docker_ps", {})
+    assert ps.is_error and "no Docker engine is reachable" in text(ps)
+    build = await client.call_tool("docker_build", {"tag": "demo:dev"})
+    assert build.is_error and "no Docker engine is reachable" in text(build)
+    bad_tag = await client.call_tool("docker_build", {"tag": "Bad Tag"})
+    assert bad_tag.is_error and "not a valid image tag" in text(bad_tag)
+    (repo / "blob.bin").write_bytes(b"\xff\x00\xfe")
+    binary = await client.call_tool("read_file", {"path": "blob.bin"})
+    assert binary.is_error and "binary" in text(binary)
+    # The server is still healthy after all of that.
+    assert not (await client.call_tool("git_status", {})).is_error
+
+
+async def check_ci_pipeline(client, repo: Path) -> None:
     (repo / ".affidavit-ci.yml").write_text(CI_FILE)
+    ok = await client.call_tool("run_ci_pipeline", {})
+    report = ok.structured_content
+    assert report["pipeline"] == "check" and report["passed"] is True
+    assert [s["name"] for s in report["steps"]] == ["greet", "count"]
+    greet, count = report["steps"]
+    assert greet["output_tail"] == "hello from ci\n" and greet["safe_to_rerun"] is True
+    assert count["output_tail"] == "42\n" and count["safe_to_rerun"] is False
+    assert count["command"] == ["python3", "-c", "print(40 + 2)"]
+    assert all(s["exit_code"] == 0 and s["duration_ms"] >= 0 for s in report["steps"])
+    assert "PASSED" in text(ok)
 
-    async def scenario() -> None:
-        async with client_for(repo, mode="legacy") as client:
-            ok = await client.call_tool("run_ci_pipeline", {})
-            report = ok.structured_content
-            assert report["pipeline"] == "check" and report["passed"] is True
-            assert [s["name"] for s in report["steps"]] == ["greet", "count"]
-            greet, count = report["steps"]
-            assert greet["output_tail"] == "hello from ci\n" and greet["safe_to_rerun"] is True
-            assert count["output_tail"] == "42\n" and count["safe_to_rerun"] is False
-            assert count["command"] == ["python3", "-c", "print(40 + 2)"]
-            assert all(s["exit_code"] == 0 and s["duration_ms"] >= 0 for s in report["steps"])
-            assert "PASSED" in text(ok)
+    broken = await client.call_tool("run_ci_pipeline", {"pipeline": "broken"})
+    report = broken.structured_content
+    assert report["passed"] is False and report["skipped"] == ["after"]
+    fails = report["steps"][1]
+    assert fails["exit_code"] == 3 and fails["passed"] is False
+    assert "boom" in fails["output_tail"]
+    assert not (repo / "ran-after-failure").exists()
 
-            broken = await client.call_tool("run_ci_pipeline", {"pipeline": "broken"})
-            report = broken.structured_content
-            assert report["passed"] is False and report["skipped"] == ["after"]
-            fails = report["steps"][1]
-            assert fails["exit_code"] == 3 and fails["passed"] is False
-            assert "boom" in fails["output_tail"]
-            assert not (repo / "ran-after-failure").exists()
+    slow = (await client.call_tool("run_ci_pipeline", {"pipeline": "slow"})).structured_content
+    assert slow["passed"] is False and slow["steps"][0]["exit_code"] == 124
+    assert "timeout" in slow["steps"][0]["output_tail"]
 
-            slow = (
-                await client.call_tool("run_ci_pipeline", {"pipeline": "slow"})
-            ).structured_content
-            assert slow["passed"] is False and slow["steps"][0]["exit_code"] == 124
-            assert "timeout" in slow["steps"][0]["output_tail"]
+    missing = await client.call_tool("run_ci_pipeline", {"pipeline": "missing"})
+    step = missing.structured_content["steps"][0]
+    assert step["exit_code"] == 127 and "command not found" in step["output_tail"]
 
-            missing = await client.call_tool("run_ci_pipeline", {"pipeline": "missing"})
-            step = missing.structured_content["steps"][0]
-            assert step["exit_code"] == 127 and "command not found" in step["output_tail"]
+    unknown = await client.call_tool("run_ci_pipeline", {"pipeline": "--help"})
+    assert unknown.is_error and "no pipeline '--help'" in text(unknown)
 
-            unknown = await client.call_tool("run_ci_pipeline", {"pipeline": "--help"})
-            assert unknown.is_error and "no pipeline '--help'" in text(unknown)
-
-            (repo / ".affidavit-ci.yml").write_text("pipelines: {a: [{name: x}]}\n")
-            invalid = await client.call_tool("run_ci_pipeline", {})
-            assert invalid.is_error and "pipelines.a[0].command" in text(invalid)
-
-    anyio.run(scenario)
+    (repo / ".affidavit-ci.yml").write_text("pipelines: {a: [{name: x}]}\n")
+    invalid = await client.call_tool("run_ci_pipeline", {})
+    assert invalid.is_error and "pipelines.a[0].command" in text(invalid)
 
 
-def test_sqlite_tools(repo: Path, client_for) -> None:
-    async def scenario() -> None:
-        async with client_for(repo, mode="legacy") as client:
-            created = await client.call_tool(
-                "sqlite_execute",
-                {"db": "data/app.db", "sql": "CREATE TABLE t(id INTEGER, name TEXT)"},
-            )
-            assert created.is_error and "unable to open" in text(created)  # data/ does not exist
-            assert not (repo / "data").exists()
+async def check_sqlite_tools(client, repo: Path) -> None:
+    created = await client.call_tool(
+        "sqlite_execute",
+        {"db": "data/app.db", "sql": "CREATE TABLE t(id INTEGER, name TEXT)"},
+    )
+    assert created.is_error and "unable to open" in text(created)  # data/ does not exist
+    assert not (repo / "data").exists()
 
-            run = await client.call_tool(
-                "sqlite_execute", {"db": "app.db", "sql": "CREATE TABLE t(id INTEGER, name TEXT)"}
-            )
-            assert not run.is_error, text(run)
-            inserted = await client.call_tool(
-                "sqlite_execute",
-                {"db": "app.db", "sql": "INSERT INTO t VALUES (1, 'a'), (2, 'b') RETURNING id"},
-            )
-            assert inserted.structured_content["changes"] == 2
-            assert inserted.structured_content["rows"] == [[1], [2]]
+    run = await client.call_tool(
+        "sqlite_execute", {"db": "app.db", "sql": "CREATE TABLE t(id INTEGER, name TEXT)"}
+    )
+    assert not run.is_error, text(run)
+    inserted = await client.call_tool(
+        "sqlite_execute",
+        {"db": "app.db", "sql": "INSERT INTO t VALUES (1, 'a'), (2, 'b') RETURNING id"},
+    )
+    assert inserted.structured_content["changes"] == 2
+    assert inserted.structured_content["rows"] == [[1], [2]]
 
-            rows = await client.call_tool(
-                "sqlite_query", {"db": "app.db", "sql": "SELECT id, name FROM t ORDER BY id"}
-            )
-            assert rows.structured_content["columns"] == ["id", "name"]
-            assert rows.structured_content["rows"] == [[1, "a"], [2, "b"]]
+    rows = await client.call_tool(
+        "sqlite_query", {"db": "app.db", "sql": "SELECT id, name FROM t ORDER BY id"}
+    )
+    assert rows.structured_content["columns"] == ["id", "name"]
+    assert rows.structured_content["rows"] == [[1, "a"], [2, "b"]]
 
-            for sql in (
-                "INSERT INTO t VALUES (3, 'c')",
-                "DELETE FROM t",
-                "DROP TABLE t",
-                "CREATE TABLE u(x)",
-            ):
-                refused = await client.call_tool("sqlite_query", {"db": "app.db", "sql": sql})
-                assert refused.is_error and "read-only" in text(refused), sql
+    for sql in (
+        "INSERT INTO t VALUES (3, 'c')",
+        "DELETE FROM t",
+        "DROP TABLE t",
+        "CREATE TABLE u(x)",
+    ):
+        refused = await client.call_tool("sqlite_query", {"db": "app.db", "sql": sql})
+        assert refused.is_error and "read-only" in text(refused), sql
 
-            two = await client.call_tool(
-                "sqlite_execute", {"db": "app.db", "sql": "DELETE FROM t; DROP TABLE t"}
-            )
-            assert two.is_error and "one statement" in text(two)
-            failing = await client.call_tool(
-                "sqlite_execute", {"db": "fresh.db", "sql": "INSERT INTO nowhere VALUES (1)"}
-            )
-            assert failing.is_error and "no such table" in text(failing)
-            assert not (repo / "fresh.db").exists()
+    two = await client.call_tool(
+        "sqlite_execute", {"db": "app.db", "sql": "DELETE FROM t; DROP TABLE t"}
+    )
+    assert two.is_error and "one statement" in text(two)
+    failing = await client.call_tool(
+        "sqlite_execute", {"db": "fresh.db", "sql": "INSERT INTO nowhere VALUES (1)"}
+    )
+    assert failing.is_error and "no such table" in text(failing)
+    assert not (repo / "fresh.db").exists()
 
-            missing = await client.call_tool("sqlite_query", {"db": "none.db", "sql": "SELECT 1"})
-            assert missing.is_error and "no database" in text(missing)
+    missing = await client.call_tool("sqlite_query", {"db": "none.db", "sql": "SELECT 1"})
+    assert missing.is_error and "no database" in text(missing)
 
-        with sqlite3.connect(repo / "app.db") as conn:
-            assert conn.execute("SELECT count(*) FROM t").fetchone() == (2,)
-
-    anyio.run(scenario)
+    with sqlite3.connect(repo / "app.db") as conn:
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (2,)
