@@ -1,0 +1,48 @@
+"""A second, independent client: the official MCP Inspector CLI (Node) drives the pack server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from affidavit.servers.packs import NOTICE, SEARCH_TOOL
+from tests.packs._build_fixtures import build_sample
+from tests.support import cli_env
+
+REPO = Path(__file__).resolve().parents[2]
+NODE_TOOLS = Path(
+    os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO / ".ci" / "node-tools" / "node_modules")
+)
+INSPECTOR = NODE_TOOLS / ".bin" / "mcp-inspector"
+
+
+def _inspector(pack: Path, home: Path, *args: str) -> dict:
+    env = cli_env(home, {"PATH": f"{INSPECTOR.parent}{os.pathsep}{os.environ['PATH']}"})
+    server = [sys.executable, "-m", "affidavit", "pack", "serve", f"--pack={pack}"]
+    done = subprocess.run(
+        [str(INSPECTOR), "--cli", "-e", "AFFIDAVIT_ASSERT_OFFLINE=1", *server, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector not installed (.ci/node-tools)")
+def test_inspector_searches(tmp_path: Path, home: Path) -> None:
+    pack = build_sample(tmp_path / "pack")
+    args = ["--method", "tools/call", "--tool-name", SEARCH_TOOL, "--tool-arg", "query=cafe"]
+    found = _inspector(pack, home, *args)
+    assert found.get("isError") in (None, False)
+    body = found["structuredContent"]
+    assert json.loads(found["content"][0]["text"]) == body
+    assert [m["record_id"] for m in body["matches"]] == ["M-repair-1"]
+    assert body["notice"] == NOTICE
