@@ -95,3 +95,35 @@ def test_help_lists_the_trust_flags(home: Path) -> None:
         "--json",
     ):
         assert flag in done.stdout
+
+
+def test_typer_path_and_fast_path_agree(home: Path, tmp_path: Path) -> None:
+    """``python -m affidavit`` takes the fast path; the typer app must behave the same."""
+    import subprocess
+
+    from tests.support import PYTHON, cli_env
+
+    good = str(write_pack(tmp_path / "good"))
+    bad = write_pack(tmp_path / "bad")
+    (bad / fmt.MEMORY).write_text("edited\n")
+    for args in (
+        ["pack", "verify", good, "--json", "--at=2026-06-01T00:00:00Z"],
+        ["pack", "verify", str(bad)],
+        ["pack", "verify", good, "--strict"],
+    ):
+        fast = run_cli(args, home)
+        full = subprocess.run(
+            [PYTHON, "-c", "from affidavit.cli.main import main; main()", *args],
+            env=cli_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert (fast.returncode, fast.stdout, fast.stderr) == (
+            full.returncode,
+            full.stdout,
+            full.stderr,
+        )
+    offline = run_cli(["--assert-offline", "pack", "verify", good], home)
+    assert offline.returncode == 0 and "pack verified" in offline.stdout

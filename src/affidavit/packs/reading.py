@@ -103,7 +103,10 @@ def _check_inventory(names: list[str]) -> None:
 
 def _read_file(dir_fd: int, name: str) -> tuple[bytes, StatKey]:
     limit = _LIMITS.get(name, fmt.MAX_DATA_FILE)
-    entry = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    try:
+        entry = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError as exc:
+        raise _refuse(f"cannot read {name}: {exc.strerror}") from exc
     if stat.S_ISLNK(entry.st_mode):
         raise _refuse(f"{name} is a symlink", "a pack holds regular files only")
     if not stat.S_ISREG(entry.st_mode):
@@ -114,7 +117,8 @@ def _read_file(dir_fd: int, name: str) -> tuple[bytes, StatKey]:
         raise _refuse(f"cannot open {name}: {exc.strerror}") from exc
     try:
         opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode) or opened.st_ino != entry.st_ino:
+        same_file = (opened.st_dev, opened.st_ino) == (entry.st_dev, entry.st_ino)
+        if not stat.S_ISREG(opened.st_mode) or not same_file:
             raise _refuse(f"{name} was replaced while the pack was being verified")
         if opened.st_size > limit:
             raise _refuse(f"{name} is {opened.st_size} bytes; the limit is {limit}")
@@ -137,7 +141,10 @@ def _read_file(dir_fd: int, name: str) -> tuple[bytes, StatKey]:
 def _read_files(root: Path) -> tuple[dict[str, bytes], PackSnapshot]:
     dir_fd, opened = _open_root(root)
     try:
-        names = os.listdir(dir_fd)  # noqa: PTH208 - by descriptor, no path race
+        try:
+            names = os.listdir(dir_fd)  # noqa: PTH208 - by descriptor, no path race
+        except OSError as exc:
+            raise _refuse(f"cannot list pack directory {root}: {exc.strerror}") from exc
         _check_inventory(names)
         files: dict[str, bytes] = {}
         keys: dict[str, StatKey] = {}
