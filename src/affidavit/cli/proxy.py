@@ -49,6 +49,11 @@ def _env(name: str, flag: str) -> str:
     return value
 
 
+def _expand(value: str, flag: str) -> str:
+    """``value`` with each ``${ENV}`` replaced by that variable's value."""
+    return _ENV_REF.sub(lambda match: _env(match[1], flag), value)
+
+
 def parse_headers(literal: list[str], from_env: list[str]) -> dict[str, str]:
     """Headers for an HTTP backend; secrets come only from the environment.
 
@@ -68,8 +73,7 @@ def parse_headers(literal: list[str], from_env: list[str]) -> dict[str, str]:
                 f"--header {name} carries a credential in the command line",
                 f"use --header '{name}: Bearer ${{ENV}}' or --header-from-env {name}=ENV",
             )
-        flag = f"--header {name}"
-        headers[name] = _ENV_REF.sub(lambda m, flag=flag: _env(m[1], flag), value)
+        headers[name] = _expand(value, f"--header {name}")
     for item in from_env:
         name, sep, env = item.partition("=")
         if not sep or not name.strip() or not env.strip():
