@@ -40,15 +40,21 @@ def main(argv: list[str] | None = None) -> None:
     offline.install_if_requested()
     argv = sys.argv[1:] if argv is None else argv
     fast = _fast_args(argv)
-    if fast is None:
+    from affidavit.servers import memory_main  # `serve`: MCP start-up time is a target too
+
+    serve = memory_main.serve_args(argv) if fast is None else None
+    if fast is None and serve is None:
         from affidavit.cli.main import main as full_main
 
         full_main(argv)
         return
-    from affidavit.cli import pack_verify
-
     try:
-        pack_verify.run(fast)
+        if serve is not None:
+            memory_main.run(serve)
+        else:
+            from affidavit.cli import pack_verify
+
+            pack_verify.run(fast or [])
     except AffidavitError as exc:
         _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:

@@ -1,0 +1,264 @@
+"""The memory MCP server over real stdio: start-up, search and store latency, RSS, cross-agent.
+
+    python benchmarks/mcp_server.py [--memories 10000] [--queries 200] [--stores 50]
+
+Every figure is measured on ``python -m affidavit serve`` child processes driven by a minimal
+JSON-RPC client over their stdin/stdout pipes (so the client's own cost stays out of the
+numbers). A fresh vault is filled with N synthetic fictional memories (embedded, sealed) and
+unlocked once by a session, as a user would. Rows:
+
+- start to ready: process spawn until the ``initialize`` reply (median of 5 starts);
+- first call: the first ``memory_search`` after start (vault open + index + model load);
+- memory_search p50/p95 at N memories; memory_store p50 (embed + seal + fsync);
+- RSS of one server after the searches;
+- cross-agent visibility: server A acknowledges a store, then server B's next search finds it
+  (time from A's reply to B's reply, median of 20; the first search always found it or the
+  run fails).
+
+Targets (issue 5): start to ready <= 1.0 s; search p50 <= 20 ms at 10k; visibility <= 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+PEOPLE = ["Ada", "Ben", "Chloe", "Dev", "Elif", "Femi", "Gus", "Hana", "Ivo", "Jun", "Kai"]
+THINGS = [
+    "the billing service",
+    "the mobile app",
+    "the data warehouse",
+    "the wiki",
+    "the staging cluster",
+    "the design system",
+    "the release train",
+    "the VPN",
+    "the onboarding guide",
+    "the search index",
+    "the CI runners",
+    "the status page",
+]
+VERBS = [
+    "owns",
+    "migrated",
+    "reviews changes to",
+    "wrote the runbook for",
+    "is on call for",
+    "proposed a rewrite of",
+    "benchmarked",
+    "deprecated a part of",
+    "documented",
+]
+EXTRAS = [
+    "in week {n}",
+    "after incident {n}",
+    "for customer {n}",
+    "since sprint {n}",
+    "with ticket LAN-{n}",
+    "on port {n}",
+    "at version 2.{n}",
+]
+
+
+def synthetic(count: int, seed: int = 7) -> list[str]:
+    """Distinct one-claim fictional memories."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        extra = rng.choice(EXTRAS).format(n=i)
+        out.append(f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} {rng.choice(THINGS)} {extra}.")
+    return out
+
+
+class Server:
+    """One ``affidavit serve`` child and a blocking JSON-RPC line client."""
+
+    def __init__(self, env: dict[str, str], caller: str = "user") -> None:
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "affidavit", "serve", "--caller", caller],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.next_id = 0
+        reply = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        )
+        self.ready_s = time.perf_counter() - self.started
+        assert "result" in reply, reply
+        self.notify("notifications/initialized")
+
+    def notify(self, method: str) -> None:
+        self._send({"jsonrpc": "2.0", "method": method})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("server exited")
+            message = json.loads(line)
+            if message.get("id") == self.next_id:
+                return dict(message)
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        reply = self.request("tools/call", {"name": tool, "arguments": arguments})
+        result = reply["result"]
+        if result.get("isError"):
+            raise RuntimeError(result["content"][0]["text"])
+        return dict(result["structuredContent"])
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _ms(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def _fill(vault_dir: Path, count: int) -> None:
+    from affidavit.vault import Vault
+    from affidavit.vault.recall import Memory
+
+    with Vault.create(vault_dir, "benchmark passphrase, not a secret") as vault:
+        memory = Memory(vault)
+        started = time.perf_counter()
+        rows = [{"text": t} for t in synthetic(count)]
+        memory.import_rows(rows, namespace="user", source="benchmark")
+        print(f"filled {count} memories in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        vault.start_session()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--stores", type=int, default=50)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="affidavit-bench-") as tmp:
+        run = Path(tmp) / "run"
+        run.mkdir(mode=0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(run)
+        vault_dir = Path(tmp) / "vault"
+        _fill(vault_dir, args.memories)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AFFIDAVIT_")}
+        env.update(
+            {
+                "AFFIDAVIT_VAULT": str(vault_dir),
+                "XDG_RUNTIME_DIR": str(run),
+                "HOME": tmp,
+                "AFFIDAVIT_HOME": str(Path(tmp) / "home"),
+            }
+        )
+
+        starts = []
+        for _ in range(5):
+            probe = Server(env)
+            starts.append(probe.ready_s)
+            probe.close()
+
+        server = Server(env)
+        begun = time.perf_counter()
+        server.call("memory_search", {"query": "who owns the billing service"})
+        first_call = time.perf_counter() - begun
+
+        rng = random.Random(11)
+        queries = [
+            f"what did {rng.choice(PEOPLE)} do with {rng.choice(THINGS)}"
+            for _ in range(args.queries)
+        ]
+        searches = []
+        for query in queries:
+            begun = time.perf_counter()
+            server.call("memory_search", {"query": query})
+            searches.append(time.perf_counter() - begun)
+
+        stores = []
+        for i in range(args.stores):
+            begun = time.perf_counter()
+            server.call(
+                "memory_store",
+                {
+                    "text": f"Benchmark claim number {i} about Jun's VPN ticket LAN-{90000 + i}.",
+                    "source": "bench",
+                },
+            )
+            stores.append(time.perf_counter() - begun)
+        rss = server.rss_mb()
+
+        other = Server(env, caller="other")
+        other.call("memory_search", {"query": "warm up the index"})
+        visible = []
+        for i in range(20):
+            token = f"XQ{i:03d}ZK{rng.randrange(10**6):06d}"
+            server.call(
+                "memory_store",
+                {"text": f"The vault door code token is {token}.", "source": "bench"},
+            )
+            acked = time.perf_counter()
+            found = other.call("memory_search", {"query": token})
+            visible.append(time.perf_counter() - acked)
+            if not any(token in r["text"] for r in found["results"]):
+                raise SystemExit(f"cross-agent visibility failed: {token} not found at once")
+        other_rss = other.rss_mb()
+        server.close()
+        other.close()
+
+    rows = [
+        (
+            "start to ready (median of 5)",
+            f"{statistics.median(starts) * 1000:.0f} ms",
+            "<= 1000 ms",
+        ),
+        ("first memory_search after start", f"{first_call * 1000:.0f} ms", "-"),
+        (f"memory_search p50 at {args.memories}", f"{_ms(searches, 0.5):.1f} ms", "<= 20 ms"),
+        (f"memory_search p95 at {args.memories}", f"{_ms(searches, 0.95):.1f} ms", "-"),
+        ("memory_store p50", f"{_ms(stores, 0.5):.1f} ms", "-"),
+        ("RSS, server with model + index", f"{rss:.0f} MB", "-"),
+        ("RSS, second server", f"{other_rss:.0f} MB", "-"),
+        ("cross-agent visibility p50", f"{_ms(visible, 0.5):.1f} ms", "<= 100 ms"),
+        ("cross-agent visibility max", f"{max(visible) * 1000:.1f} ms", "-"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}}  {'value':>10}  target")
+    for name, value, target in rows:
+        print(f"{name:<{width}}  {value:>10}  {target}")
+
+
+if __name__ == "__main__":
+    main()
