@@ -73,6 +73,7 @@ def _fake_commit(repo: Path, message: str, tree: str = "HEAD^{tree}", parent: st
         ("staged_left_out", "not in it"),
         ("other_branch_commit", "already existed"),
         ("no_hash_no_commit", "hash HEAD already had"),
+        ("option_like_hash", "no object"),
     ],
 )
 def test_commit_lies_are_contradicted(repo: Path, lie: str, observed: str) -> None:
@@ -107,11 +108,14 @@ def test_commit_lies_are_contradicted(repo: Path, lie: str, observed: str) -> No
             sha = git(repo, "rev-parse", "side")
             git(repo, "reset", "-q", "--soft", sha)
             return said(sha)
+        if lie == "option_like_hash":
+            return tool_result("ok", {"commit_hash": f"--output={repo / 'pwned'}"})
         return tool_result("Changes committed successfully")
 
     receipt = judge(V, ctx, act)
     assert receipt.verdict is Verdict.CONTRADICTED
     assert observed in receipt.evidence[0].observed, receipt.evidence[0].observed
+    assert not (repo / "pwned").exists()
 
 
 def test_dev_server_commit_with_paths_and_structured_hash(repo: Path) -> None:

@@ -187,16 +187,15 @@ class GitVerifier:
         sha = claimed or after.head.sha
         if sha is None:
             return judge.contradicted(Evidence("HEAD has no commit after the call", where))
-        kind = repo.object_type(sha)
-        if kind != "commit":
+        commit = repo.commit(sha)
+        if commit is None or not commit.sha.startswith(sha):
+            kind = repo.object_type(sha)
             observed = (
                 f"{sha} is a {kind} object, not a commit"
                 if kind
                 else f"no object {sha} exists in the repository"
             )
             return judge.contradicted(Evidence(observed, where))
-        commit = repo.commit(sha)
-        assert commit is not None
         sha = commit.sha
         if sha == old.head.sha:
             return judge.contradicted(
@@ -204,13 +203,6 @@ class GitVerifier:
                     f"{sha} is the hash HEAD already had before the call: no new commit was made",
                     where,
                 )
-            )
-        tips = [v for k, v in old.refs.items() if k.startswith(_TIP_PREFIXES)]
-        if old.head.sha:
-            tips.append(old.head.sha)
-        if repo.reachable_from_any(sha, tips):
-            return judge.contradicted(
-                Evidence(f"commit {sha} already existed before the call", where)
             )
         expected_parent = old.head.sha
         actual_parent = commit.parents[0] if commit.parents else None
@@ -221,6 +213,13 @@ class GitVerifier:
                     f"({expected_parent})",
                     where,
                 )
+            )
+        # A child of the old HEAD cannot be reachable from the old HEAD itself, so only the
+        # other tips need asking (often none: then no git call at all).
+        tips = [v for k, v in old.refs.items() if k.startswith(_TIP_PREFIXES) and v != old.head.sha]
+        if repo.reachable_from_any(sha, tips):
+            return judge.contradicted(
+                Evidence(f"commit {sha} already existed before the call", where)
             )
         wanted = clean_message(ctx.arguments["message"])
         recorded = clean_message(commit.message)

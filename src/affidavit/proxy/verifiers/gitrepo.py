@@ -20,6 +20,7 @@ from pathlib import Path
 GIT_TIMEOUT_S = 20.0
 HEX40 = re.compile(r"\b[0-9a-f]{40}\b")
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+OBJECT_NAME = re.compile(r"^[0-9a-f]{4,40}$")
 
 
 class GitUnavailable(Exception):
@@ -136,6 +137,8 @@ class GitRepo:
         base = self.common_dir / "refs"
         for dirpath, _dirs, files in os.walk(base):
             for fname in files:
+                if fname.endswith(".lock"):  # a ref being rewritten, not a ref
+                    continue
                 full = Path(dirpath) / fname
                 try:
                     value = full.read_text(encoding="utf-8").strip()
@@ -155,8 +158,8 @@ class GitRepo:
     def refs(self) -> dict[str, str]:
         """Every ref under ``refs/`` -> the object id it names."""
         if not self._uses_files_backend():
-            out = self._run_raw(["for-each-ref", "--format=%(objectname) %(refname)"])
-            return dict(reversed(line.split(" ", 1)) for line in out.splitlines() if line)
+            out = self._run_raw(["for-each-ref", "--format=%(refname) %(objectname)"])
+            return dict(line.rpartition(" ")[::2] for line in out.splitlines() if line)
         refs = self._packed_refs()
         refs.update(self._loose_refs())
         return refs
@@ -187,6 +190,8 @@ class GitRepo:
     # -- objects ---------------------------------------------------------------------------
     def object_type(self, name: str) -> str | None:
         """``commit``, ``tree``, ``blob`` or ``tag`` for an object name; None if missing."""
+        if not OBJECT_NAME.match(name):
+            return None
         out = self._run_raw(["cat-file", "--batch-check"], stdin=name + "\n", check=False)
         parts = out.split()
         if len(parts) >= 2 and parts[1] != "missing":
@@ -194,22 +199,21 @@ class GitRepo:
         return None
 
     def commit(self, sha: str) -> CommitObject | None:
-        """The commit object ``sha`` parsed, or None if it is not a commit."""
-        out = self._run_raw(["cat-file", "--batch"], stdin=sha + "\n", check=False)
-        header, _, body = out.partition("\n")
-        parts = header.split()
-        if len(parts) < 3 or parts[1] != "commit":
+        """The commit ``sha`` names (tags peeled), parsed; None when it names no commit.
+
+        One ``git log`` instead of a type check plus a read: this runs after every commit.
+        """
+        if not OBJECT_NAME.match(sha):
             return None
-        headers, _, message = body.partition("\n\n")
-        tree = ""
-        parents: list[str] = []
-        for line in headers.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "tree":
-                tree = value
-            elif key == "parent":
-                parents.append(value)
-        return CommitObject(sha=parts[0], tree=tree, parents=tuple(parents), message=message)
+        out = self._run_raw(
+            ["log", "-1", "--no-walk", "--format=%H%x00%T%x00%P%x00%B", "--end-of-options", sha],
+            check=False,
+        )
+        fields = out.split("\0", 3)
+        if len(fields) != 4 or not _FULL_SHA.match(fields[0]):
+            return None
+        full, tree, parents, message = fields
+        return CommitObject(sha=full, tree=tree, parents=tuple(parents.split()), message=message)
 
     def resolve_commit(self, rev: str) -> str | None:
         """The commit a revision names (peeling tags), or None."""
