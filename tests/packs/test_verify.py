@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from affidavit.core.errors import UsageError
+from affidavit.core.errors import AuthError, UsageError
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackRefused, PackTrustRefused
 from affidavit.packs.trust import TrustOptions
@@ -240,7 +240,8 @@ def test_require_signature(tmp_path: Path, ssh_key: SshKey, keygen) -> None:
     required = TrustOptions(trusted_keys=keys, require_signature=True)
     unsigned = write_pack(tmp_path / "unsigned")
     error = refused(unsigned, required)
-    assert isinstance(error, PackTrustRefused) and error.exit_code == 6
+    assert isinstance(error, PackTrustRefused) and isinstance(error, AuthError)
+    assert error.exit_code == 6 and error.check == "trust"
     assert "pack is unsigned, but a trusted signature is required" in str(error)
     stranger = keygen("stranger")
     other = write_pack(tmp_path / "other")
