@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from affidavit.core.errors import AffidavitError, ConflictError, InputError, NotFoundError
+from affidavit.core.errors import (
+    AffidavitError,
+    ConflictError,
+    InputError,
+    NotFoundError,
+    UsageError,
+)
 from affidavit.packs import format as fmt
 from affidavit.packs.build import build_pack
 from affidavit.packs.verify import verify_pack
@@ -168,6 +174,13 @@ def test_never_overwrites(tmp_path: Path, target: str, message: str) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pack"]
     if target == "file":
         assert out.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("title", ["", "   ", "two\nlines"])
+def test_title_must_be_one_non_empty_line(tmp_path: Path, title: str) -> None:
+    with pytest.raises(UsageError, match="--title must be one non-empty line"):
+        build_pack(SAMPLE_MESSAGES, SAMPLE_RECORDS, tmp_path / "pack", title)
+    assert os.listdir(tmp_path) == []
 
 
 def test_missing_parent_and_input_files(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from affidavit.cli.output import stdout
+from affidavit.cli.output import stderr, stdout
 
 
 def build(
@@ -20,7 +20,8 @@ def build(
     """Build a pack: every quote verbatim, offsets and hashes computed, verified, or nothing."""
     from affidavit.packs.build import build_pack
 
-    built = build_pack(messages, records, out, title, description)
+    with stderr.status("building and verifying the pack..."):
+        built = build_pack(messages, records, out, title, description)
     stdout.print(f"built {built.path} ({built.record_count} records)", markup=False)
     for name, digest in built.file_hashes.items():
         stdout.print(f"  {digest}  {name}", markup=False)
