@@ -91,6 +91,13 @@ def call(request_id, name: str, args: dict) -> None:
         event.wait(30)
         answer = _answers.pop(json.dumps(request_id), {})
         reply(request_id, text("host said " + json.dumps(answer, sort_keys=True)))
+    elif name == "ask_roots":
+        event = threading.Event()
+        key = json.dumps(f"roots-{request_id}")
+        _waiting[key] = event
+        send(json.dumps({"jsonrpc": "2.0", "id": f"roots-{request_id}", "method": "roots/list"}))
+        event.wait(30)
+        reply(request_id, text(json.dumps(_answers.pop(key, {}), sort_keys=True)))
     else:
         send(
             json.dumps(

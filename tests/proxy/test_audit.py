@@ -112,3 +112,15 @@ def test_audit_resource_shows_only_this_sessions_entries(raw_proxy):
     read = second.request(3, "resources/read", {"uri": "affidavit://audit"})
     entries = json.loads(read["result"]["contents"][0]["text"])
     assert [e["arguments"] for e in entries] == [{"n": 2}]
+
+
+def test_replay_refuses_a_broken_log(tmp_path, home):
+    from tests.support import run_cli
+
+    path = filled(tmp_path, 3)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + lines[2])
+    policy = tmp_path / "p.yaml"
+    policy.write_text("default: deny\n")
+    result = run_cli(["proxy", "replay", str(path), "--policy", str(policy)], home)
+    assert result.returncode == 5 and "is broken at entry 2" in result.stderr

@@ -284,3 +284,27 @@ def _wait_gone(pid: int, timeout: float = 20.0) -> None:
 
 
 _ = (json, Path)
+
+
+def test_stdin_from_a_regular_file_is_relayed_then_ends_cleanly(home, tmp_path, backend_log):
+    import subprocess
+    import sys
+
+    from tests.proxy.conftest import RAW_BACKEND, proxy_env
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"f","version":"1"}}}\n'
+        '{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "affidavit", "proxy", "--audit-log", str(tmp_path / "a.jsonl"),
+             "--", *RAW_BACKEND],
+            stdin=stdin, capture_output=True, timeout=60,
+            env=proxy_env(home, {"RAW_BACKEND_LOG": str(backend_log)}),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(r["id"] for r in replies) == [1, 2]

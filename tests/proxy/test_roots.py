@@ -57,3 +57,30 @@ def test_without_any_root_path_claims_stay_unchecked(raw_proxy, tmp_path):
     proxy = raw_proxy("--receipts", "--verifier", VERIFIER)
     proxy.initialize({})
     assert verdict(proxy, 1, tmp_path / "e.txt") == "unchecked"
+
+
+def test_backend_asking_roots_gets_cli_roots_when_the_host_cannot_answer(raw_proxy, tmp_path):
+    proxy = raw_proxy("--root", str(tmp_path))
+    proxy.initialize({})
+    reply = proxy.call(1, "ask_roots", {})
+    assert tmp_path.as_uri() in reply["result"]["content"][0]["text"]
+
+
+def test_backend_asking_roots_reaches_a_roots_capable_host(raw_proxy, tmp_path):
+    proxy = raw_proxy("--root", str(tmp_path))
+    proxy.initialize({"roots": {}})
+    answer_roots(proxy, [])  # the proxy's own question after initialized
+    proxy.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "ask_roots", "arguments": {}},
+        }
+    )
+    ask = proxy.recv()
+    assert ask["method"] == "roots/list" and ask["id"] == "roots-1"
+    proxy.send(
+        {"jsonrpc": "2.0", "id": "roots-1", "result": {"roots": [{"uri": "file:///host/root"}]}}
+    )
+    assert "file:///host/root" in proxy.recv()["result"]["content"][0]["text"]
