@@ -83,8 +83,11 @@ class DevServer:
             if params.name == DRAFT_TOOL:
                 diff = await self._locked(drafting.pending_diff, self.repo)
                 outcome = await drafting.draft(ctx, params, diff, args.get("hint"))
+                notice = True
             else:
-                outcome = await self._locked(tools.lookup(params.name).run, self.repo, args)
+                spec = tools.lookup(params.name)
+                outcome = await self._locked(spec.run, self.repo, args)
+                notice = spec.returns_content
         except interact.NeedInput as need:
             return need.result
         except AffidavitError as exc:
@@ -92,10 +95,10 @@ class DevServer:
         except Exception as exc:  # a bug must not take the server down with it
             traceback.print_exc(file=sys.stderr)
             return _tool_error(f"internal error ({type(exc).__name__}: {exc})")
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=outcome.text)],
-            structured_content=outcome.structured,
-        )
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=outcome.text)]
+        if notice:  # a second block, so the first stays exactly what was read
+            content.append(types.TextContent(type="text", text=tools.DATA_NOTICE))
+        return types.CallToolResult(content=content, structured_content=outcome.structured)
 
     def _validated(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         validator = self._validators.get(name)
