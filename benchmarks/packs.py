@@ -8,7 +8,8 @@ real builder in a temporary directory, then prints one table:
 - search p50/p95 for a common word (in every record) and for rare words, measured through
   the server's own tool function (stop-on-change guard, filters, result shaping, verification
   object included; MCP framing excluded);
-- get p50/p95; the per-call stop-on-change check (``PackSnapshot.unchanged``).
+- get p50/p95; the per-call stop-on-change check (``PackSnapshot.unchanged``);
+- the same common-word search as a full MCP round trip (official client, real server process).
 
 Targets on the 2-core reference machine: cold start <= 0.35 s, common-word search p50 <= 5 ms,
 stop-on-change <= 0.2 ms.
@@ -83,6 +84,28 @@ def _timings(action: Callable[[], object], runs: int) -> list[float]:
     return out
 
 
+def _mcp_round_trips(pack: Path, arguments: dict[str, str], calls: int) -> list[float]:
+    """Full tool calls through the official MCP client and a real ``pack serve`` process."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "affidavit", "pack", "serve", f"--pack={pack}"]
+    )
+
+    async def run() -> list[float]:
+        async with Client(params) as client:
+            await client.call_tool("verified_memory_search", arguments)  # warm up
+            out = []
+            for _ in range(calls):
+                start = time.perf_counter()
+                await client.call_tool("verified_memory_search", arguments)
+                out.append(time.perf_counter() - start)
+            return out
+
+    return anyio.run(run)
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -154,6 +177,14 @@ def main() -> None:
             ("stop-on-change check per call", f"p50 {_p(times, 0.5) * 1e3:.3f} ms", "<= 0.2 ms")
         )
         matched = tools.search({"query": COMMON})["matched"]
+        times = _mcp_round_trips(pack, {"query": COMMON}, 100)
+        rows.append(
+            (
+                f"search '{COMMON}' through MCP over stdio",
+                f"p50 {_p(times, 0.5) * 1e3:.2f} ms, p95 {_p(times, 0.95) * 1e3:.2f} ms",
+                "",
+            )
+        )
 
     table = Table(title=f"affidavit packs: {args.records:,} records ('{COMMON}' in {matched:,})")
     for column in ("measure", "result", "target"):
