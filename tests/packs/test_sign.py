@@ -195,6 +195,11 @@ def test_failures_write_nothing(
             "does not exist",
         ),
         (
+            sign_args(pack, ssh_key.private, pack / "o6", "--expires", "9d"),
+            2,
+            "--out is inside the pack",
+        ),
+        (
             sign_args(pack, ssh_key.private, tmp_path / "o5", "--expires", "9999d"),
             2,
             "more than 1825 days",

@@ -24,7 +24,7 @@ from affidavit.core.errors import ConflictError, ExternalError, NotFoundError, U
 from affidavit.crypto.signers import SshPublicKey, read_public_key
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackFormatError
-from affidavit.packs.reading import read_pack
+from affidavit.packs.reading import PackContents, read_pack
 from affidavit.packs.trust import TrustOptions
 from affidavit.packs.verify import verify_pack
 
@@ -123,8 +123,7 @@ def _ssh_keygen_sign(key: Path, sums: Path) -> None:
         )
 
 
-def _stage(source: Path, stage: Path, meta: fmt.PackMeta, key: Path) -> None:
-    contents = read_pack(source)
+def _stage(contents: PackContents, stage: Path, meta: fmt.PackMeta, key: Path) -> None:
     files = {name: contents.files[name] for name in (fmt.MEMORY, fmt.README, fmt.RECORDS)}
     files[fmt.PACK_JSON] = meta.as_json_bytes()
     for name, data in files.items():
@@ -171,13 +170,16 @@ def sign_pack(
         raise ConflictError(f"{out} already exists", "choose a new --out directory")
     if not out.parent.is_dir():
         raise NotFoundError(f"the parent of --out ({out.parent}) does not exist")
+    if out.parent.resolve() == pack.resolve():
+        raise UsageError("--out is inside the pack", "a pack holds no subfolders; sign elsewhere")
     created = (now or datetime.now(UTC)).replace(microsecond=0)
     if sequence is not None and not fmt.is_count(sequence, 0):
         raise UsageError(f"--sequence {sequence} is not a whole number >= 0")
     meta = fmt.make_meta(created, expires, sequence)
+    contents = read_pack(pack)  # check the source before anything is created
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.signing-", dir=out.parent))
     try:
-        _stage(pack, stage, meta, key)
+        _stage(contents, stage, meta, key)
         trust = TrustOptions(
             trusted_fingerprints=(signer.fingerprint,), strict=True, min_sequence=sequence
         )
