@@ -205,3 +205,19 @@ def test_official_filesystem_server_through_the_proxy_is_verified(tmp_path: Path
 
     assert anyio.run(scenario) == ["verified"] * len(calls)
     assert (root / "pkg" / "moved.txt").read_text() == "one\n2\n"
+
+
+def test_relative_paths_follow_the_filesystem_servers_own_directory_order(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    server = ("node", "/x/node_modules/.bin/mcp-server-filesystem", str(second), str(first))
+    ctx = call(
+        "write_file",
+        {"path": "n.txt", "content": "n"},
+        roots=[first, second],
+        backend_command=server,
+    )
+    receipt = judge(V, ctx, lambda: ((second / "n.txt").write_text("n"), OK)[1])
+    assert receipt.verdict is Verdict.VERIFIED
+    assert receipt.evidence[0].where == str((second / "n.txt").resolve())

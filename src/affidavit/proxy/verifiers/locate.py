@@ -19,6 +19,11 @@ from typing import Any
 from affidavit.proxy.verifiers.base import CallContext
 
 REPO_OPTIONS = ("--repo-path", "--repository")
+_FILESYSTEM_SERVER = (
+    "mcp-server-filesystem",
+    "server-filesystem",
+    "server-filesystem/dist/index.js",
+)
 
 
 def option_value(argv: Sequence[str], names: Sequence[str]) -> str | None:
@@ -100,18 +105,34 @@ def call_repo(ctx: CallContext) -> Path | None:
     return None
 
 
+def filesystem_dirs(ctx: CallContext) -> list[Path]:
+    """The allowed directories the official filesystem server was started with, in order.
+
+    It resolves a relative path against the first of *its* directories that contains it, which
+    need not be the proxy's first root.
+    """
+    argv = list(ctx.backend_command)
+    for i, arg in enumerate(argv):
+        if arg.endswith(_FILESYSTEM_SERVER) or "server-filesystem@" in arg:
+            dirs = [a for a in argv[i + 1 :] if not a.startswith("-")]
+            return [Path(d).expanduser().absolute() for d in dirs]
+    return []
+
+
 def resolve_file(ctx: CallContext, claimed: str) -> Path | None:
     """The file a path argument names, or None when no known root contains it.
 
     A backend started on a repository (the dev server) takes relative paths from that
-    repository; otherwise they are tried against the roots in order. Either way the result
-    must lie inside a known root: with no root known, nothing is placed.
+    repository, the official filesystem server from its allowed directories in its own order;
+    otherwise they are tried against the roots in order. Either way the result must lie
+    inside a known root: with no root known, nothing is placed.
     """
     roots = [Path(r) for r in ctx.roots]
     if not roots:
         return None
     started_on = backend_repo(ctx)
-    placed = resolve_under(claimed, [started_on] if started_on is not None else roots)
+    bases = [started_on] if started_on is not None else filesystem_dirs(ctx) or roots
+    placed = resolve_under(claimed, bases)
     if placed is None:
         return None
     return placed if resolve_under(str(placed), roots) is not None else None
