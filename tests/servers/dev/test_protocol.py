@@ -66,6 +66,21 @@ def test_resources_prompts_and_no_sampling(repo: Path, client_for, mode: str) ->
             with pytest.raises(MCPError, match="looks like a command-line option"):
                 await client.get_prompt("review_diff", {"target": "--output=x"})
 
+            files = await client.complete(
+                types.ResourceTemplateReference(uri="repo://file/{path}"),
+                {"name": "path", "value": "src/"},
+            )
+            assert files.completion.values == ["src/app.py"]
+            git(repo, "branch", "release-1")
+            targets = await client.complete(
+                types.PromptReference(name="review_diff"), {"name": "target", "value": "rel"}
+            )
+            assert targets.completion.values == ["release-1"]
+            other = await client.complete(
+                types.PromptReference(name="commit_message"), {"name": "hint", "value": ""}
+            )
+            assert other.completion.values == []
+
             drafted = await client.call_tool("draft_commit_message", {})
             assert drafted.is_error
             assert "does not support sampling" in drafted.content[0].text

@@ -48,7 +48,7 @@ def is_modern(ctx: ServerRequestContext[Any]) -> bool:
 
 async def ask(
     ctx: ServerRequestContext[Any],
-    params: types.InputResponseRequestParams,
+    params: types.RequestParams,
     key: str,
     request: types.CreateMessageRequest | types.ListRootsRequest,
     result_type: type[ResultT],
@@ -56,7 +56,7 @@ async def ask(
 ) -> ResultT:
     """The client's answer to ``request``; raises :class:`NeedInput` on a modern first pass."""
     if is_modern(ctx):
-        answer = (params.input_responses or {}).get(key)
+        answer = (getattr(params, "input_responses", None) or {}).get(key)
         if answer is None:
             raise NeedInput(types.InputRequiredResult(input_requests={key: request}))
         if isinstance(answer, result_type):
@@ -92,9 +92,7 @@ class RootsGate:
         """Forget the roots (the host said they changed); the next request asks again."""
         self._roots = None
 
-    async def check(
-        self, ctx: ServerRequestContext[Any], params: types.InputResponseRequestParams
-    ) -> None:
+    async def check(self, ctx: ServerRequestContext[Any], params: types.RequestParams) -> None:
         """Pass, raise :class:`NeedInput` to ask for roots, or refuse with a PolicyError."""
         capabilities = ctx.session.client_capabilities
         if capabilities is None or capabilities.roots is None:

@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from affidavit import __version__
 from affidavit.core.errors import AffidavitError, InputError, NotFoundError
-from affidavit.servers.dev import drafting, interact, prompts, resources, tools
+from affidavit.servers.dev import completions, drafting, interact, prompts, resources, tools
 from affidavit.servers.dev.gitrepo import GitRepo
 
 SERVER_NAME = "affidavit-devserver"
@@ -154,6 +154,17 @@ class DevServer:
         except Exception as exc:
             raise _rpc_error(exc) from None
 
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        """Completions name repository files, so they pass the roots gate too."""
+        try:
+            await self.roots.check(ctx, params)
+            completion = await self._locked(completions.complete, self.repo, params)
+        except interact.NeedInput:  # 2026-07-28: completion cannot ask for roots; offer nothing
+            completion = types.Completion(values=[])
+        except Exception as exc:
+            raise _rpc_error(exc) from None
+        return types.CompleteResult(completion=completion)
+
     async def roots_changed(self, _ctx: Ctx, _params: types.NotificationParams) -> None:
         self.roots.invalidate()
 
@@ -201,6 +212,7 @@ def build_server(repo: GitRepo) -> Server[Any]:
         on_read_resource=dev.read_resource,
         on_list_prompts=dev.list_prompts,
         on_get_prompt=dev.get_prompt,
+        on_completion=dev.complete,
     )
     # Registered directly: the constructor keyword warns that roots are deprecated in 2026-07-28,
     # but 2025 hosts still send this notification and the cached roots must be dropped on it.
