@@ -81,6 +81,7 @@ def _entry(item: VaultItem) -> Entry:
         importance=float(d.get("importance", 0.5)),
         kind=str(d.get("kind", "fact")),
         affirmed=d.get("affirmed"),
+        ages=not d.get("imported", False),
     )
 
 
