@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -207,8 +208,9 @@ def test_refused_packs_never_start(sample_pack: Path, tmp_path: Path, home: Path
         ([], UsageError.exit_code, "--pack is required"),
         ([f"--pack={tmp_path / 'absent'}"], IntegrityError.exit_code, "does not exist"),
     ]
-    for args, code, message in cases:
-        done = _start(args, home)
+    with ThreadPoolExecutor(max_workers=4) as pool:  # independent processes: start together
+        runs = list(pool.map(lambda case: _start(case[0], home), cases))
+    for (args, code, message), done in zip(cases, runs, strict=True):
         assert done.returncode == code, (args, done.stderr)
         assert done.stdout == "", args  # not one byte of protocol from a refused server
         lines = done.stderr.strip().splitlines()
