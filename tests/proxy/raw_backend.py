@@ -23,6 +23,7 @@ PIDFILE = os.environ.get("RAW_BACKEND_PIDFILE")
 _out = threading.Lock()
 _waiting: dict[str, threading.Event] = {}
 _answers: dict[str, dict] = {}
+_modern: set[str] = set()
 
 
 def send(text: str) -> None:
@@ -32,6 +33,8 @@ def send(text: str) -> None:
 
 
 def reply(request_id, result) -> None:
+    if json.dumps(request_id) in _modern:  # a 2026-07-28 request: results carry resultType
+        result = {**result, "resultType": "complete"}
     # key order and spacing differ from what json.dumps(compact) would produce
     send(json.dumps({"result": result, "id": request_id, "jsonrpc": "2.0"}, indent=None))
 
@@ -131,6 +134,9 @@ def main() -> None:
                 continue
             if request_id is None:
                 continue
+            meta = (message.get("params") or {}).get("_meta") or {}
+            if "io.modelcontextprotocol/protocolVersion" in meta:
+                _modern.add(json.dumps(request_id))
             if method == "initialize":
                 reply(
                     request_id,
@@ -141,7 +147,10 @@ def main() -> None:
                     },
                 )
             elif method == "tools/list":
-                reply(request_id, {"tools": tools()})
+                listing = {"tools": tools()}
+                if json.dumps(request_id) in _modern:
+                    listing.update({"ttlMs": 0, "cacheScope": "private"})
+                reply(request_id, listing)
             elif method == "tools/call":
                 params = message.get("params") or {}
                 threading.Thread(

@@ -182,3 +182,32 @@ def test_proxy_replay_reports_calls_a_new_policy_would_change(raw_proxy, tmp_pat
     ]
     text = run_cli(["proxy", "replay", str(log), "--policy", str(write_policy(tmp_path))], home)
     assert "2 recorded calls; 1 would be decided differently" in text.stdout
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("approve", [True, False])
+@pytest.mark.anyio
+async def test_official_client_approves_through_elicitation_in_both_eras(
+    home, tmp_path, backend_log, mode, approve
+):
+    import mcp_types as types
+
+    from tests.proxy.conftest import RAW_BACKEND, proxy_env
+    from tests.support import mcp_client
+
+    shown: list[str] = []
+
+    async def on_elicit(_context, params):
+        shown.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": approve})
+
+    args = ["proxy", "--audit-log", str(tmp_path / "a.jsonl"),
+            "--policy", str(write_policy(tmp_path)), "--", *RAW_BACKEND]  # fmt: skip
+    env = {k: v for k, v in proxy_env(home, {"RAW_BACKEND_LOG": str(backend_log)}).items()}
+    async with mcp_client(args, home, env=env, mode=mode, elicitation_callback=on_elicit) as client:
+        result = await client.call_tool("echo", {"mode": "ask", "note": "shown in full"})
+    assert len(shown) == 1 and "shown in full" in shown[0]
+    assert result.is_error is (not approve)
+    assert tool_calls(backend_log, "echo") == (1 if approve else 0)
+    if approve:  # the backend never sees the proxy's own question and answer
+        assert b"affidavit-approval" not in backend_log.read_bytes()

@@ -22,6 +22,12 @@ from typing import Any, TypeVar
 
 from affidavit.core import jsonrpc
 from affidavit.core.jsonrpc import Peek
+from affidavit.proxy.approval import (
+    StatelessApprovals,
+    elicitation_params,
+    judge,
+    without_answer,
+)
 from affidavit.proxy.audit import (
     AUDIT_RESOURCE_URI,
     AuditLog,
@@ -130,6 +136,7 @@ class ProxyInterceptor:
         self.roots = Roots(configured=options.roots)
         self.audit = AuditLog(options.audit_log, session=secrets.token_hex(8))
         self.cache = ReplayCache()
+        self.approvals = StatelessApprovals()
         self.pins = (
             PinStore(options.pins_path, relay.backend.identity) if options.pin_tools else None
         )
@@ -470,47 +477,37 @@ class ProxyInterceptor:
 
     async def _approve(
         self, request: HostRequest, name: str, arguments: Mapping[str, Any], reason: str
-    ) -> tuple[bool, str]:
-        if not self._host_can("elicitation", request.params):
-            return False, (
-                "it needs approval, but the host cannot ask (it did not declare the elicitation "
-                "capability on a session); allow the tool in the policy file or use a host that "
-                "supports elicitation"
-            )
-        shown = json.dumps(arguments, ensure_ascii=False, indent=2, sort_keys=True)
-        message = (
-            f"The agent wants to call the tool `{name}`"
-            + (f" ({self.backend_name})" if self.backend_name else "")
-            + f" with these arguments:\n{shown}\n"
-            + (f"Policy: {reason}\n" if reason else "")
-            + "Allow this call?"
+    ) -> tuple[bool | None, str]:
+        """``(True|False, why)``, or ``(None, why)`` when the host was asked to retry."""
+        params = elicitation_params(name, self.backend_name, arguments, reason)
+        if request.stateless:
+            key = call_key(name, arguments)
+            if self.approvals.is_answer(request.params):
+                approved, why = self.approvals.redeem(key, request.params)
+                if approved:  # the backend never sees the proxy's own question and answer
+                    message = without_answer(request.message)
+                    request.message = message
+                    request.line = jsonrpc.encode(message).rstrip(b"\n")
+                return approved, why
+            caps = request.params.get("_meta", {}).get(CLIENT_CAPS_META)
+            if isinstance(caps, Mapping) and isinstance(caps.get("elicitation"), Mapping):
+                request.answer(self.approvals.ask(key, params))
+                return None, "asked the user through input_required"
+        elif self._host_can("elicitation", request.params):
+            try:
+                answer = await self.relay.ask(
+                    "host", "elicitation/create", params, APPROVAL_TIMEOUT
+                )
+            except TimeoutError:
+                return False, "nobody approved it in time"
+            except Exception as exc:
+                return False, f"the approval request failed ({exc})"
+            return judge(answer)
+        return False, (
+            "it needs approval, but the host cannot ask (it did not declare the elicitation "
+            "capability); allow the tool in the policy file or use a host that supports "
+            "elicitation"
         )
-        schema = {
-            "type": "object",
-            "properties": {
-                "approve": {"type": "boolean", "title": "Allow this call", "default": False}
-            },
-            "required": ["approve"],
-        }
-        try:
-            answer = await self.relay.ask(
-                "host",
-                "elicitation/create",
-                {"message": message, "requestedSchema": schema},
-                APPROVAL_TIMEOUT,
-            )
-        except TimeoutError:
-            return False, "nobody approved it in time"
-        except Exception as exc:
-            return False, f"the approval request failed ({exc})"
-        content = answer.get("content")
-        if (
-            answer.get("action") == "accept"
-            and isinstance(content, dict)
-            and content.get("approve") is True
-        ):
-            return True, "approved by the user"
-        return False, f"the user did not approve it ({answer.get('action', 'no answer')})"
 
     async def _tools_call(self, request: HostRequest) -> None:
         started = time.perf_counter()
@@ -539,6 +536,10 @@ class ProxyInterceptor:
             return
         decision, allowed, why = await self._decide(request, name, arguments, timings)
         entry["policy"] = {**decision.as_dict(), "allowed": allowed, "reason": why}
+        if allowed is None:  # answered with input_required: the host asks, then retries
+            self._record({**entry, "outcome": "approval-asked"})
+            return
+        params = request.params
         if not allowed:
             text = f"affidavit proxy: policy denied this call to `{name}`: {why}"
             request.answer(_tool_error(text))
@@ -575,7 +576,7 @@ class ProxyInterceptor:
         name: str,
         arguments: Mapping[str, Any],
         timings: dict[str, float],
-    ) -> tuple[Decision, bool, str]:
+    ) -> tuple[Decision, bool | None, str]:
         """The policy's decision, whether the call may go ahead, and why."""
         policy = self.options.policy
         if policy is None:

@@ -195,6 +195,9 @@ class Relay:
         result = reply.get("result")
         return result if isinstance(result, dict) else {}
 
+    def _is_own(self, request_id: Any) -> bool:
+        return isinstance(request_id, str) and request_id.startswith(self._prefix)
+
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         """Run ``coro`` as a tracked task (finished or cancelled at shutdown)."""
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
@@ -229,6 +232,8 @@ class Relay:
             if pending is not None and pending.future is not None:
                 if not pending.future.done():
                     pending.future.set_result(line)
+            elif self._is_own(peek.id):
+                log("dropped a late answer to a question the proxy had given up on")
             elif not self._backend_gone:
                 await self.backend.send(line + b"\n")
         elif kind is Kind.REQUEST:
@@ -337,6 +342,8 @@ class Relay:
             if pending is not None and pending.future is not None:
                 if not pending.future.done():
                     pending.future.set_result(line)
+            elif pending is None and self._is_own(peek.id):
+                log("dropped a late answer to a question the proxy had given up on")
             else:
                 self.host.write(line)
         elif kind is Kind.REQUEST:
