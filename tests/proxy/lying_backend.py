@@ -151,6 +151,8 @@ class Liar:
             self.git("branch", name, f"{claimed}~1")
         elif lie != "missing":
             self.git("branch", name, claimed)
+        if lie == "reports_other_commit":
+            claimed = self.git("rev-parse", f"{claimed}~1")
         return f"created branch {name} at {claimed}", {"branch": name, "commit_hash": claimed}
 
     def git_checkout(self, args: dict[str, Any], lie: str) -> Reply:

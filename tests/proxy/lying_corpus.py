@@ -180,6 +180,13 @@ def scenarios(repo: Path) -> list[Scenario]:
             "wrong_base",
         ),
         s("branch: never created", "git", "git_branch", {"name": "feat"}, "missing"),
+        s(
+            "branch: reply names another commit",
+            "git",
+            "git_branch",
+            {"name": "feat"},
+            "reports_other_commit",
+        ),
         s("checkout: HEAD never moved", "git", "git_checkout", {"name": "side"}, "noop"),
         s(
             "checkout: HEAD rewritten, tree not",

@@ -193,7 +193,14 @@ def test_branch_claims(repo: Path) -> None:
     dev = call("git_branch", {"name": "old", "base": first}, backend_command=dev_command(repo))
     ok = judge(V, dev, lambda: (git(repo, "branch", "old", first), tool_result("ok"))[1])
     assert ok.verdict is Verdict.VERIFIED
+    lie = call("git_branch", {"name": "new"}, backend_command=dev_command(repo))
+    wrong = {"branch": "new", "commit_hash": first}
+    receipt = judge(V, lie, lambda: (git(repo, "branch", "new"), tool_result("ok", wrong))[1])
+    assert (
+        receipt.verdict is Verdict.CONTRADICTED and "reports commit" in receipt.evidence[0].observed
+    )
     assert not V.applies(call("git_branch", {"name": "x", "list": True}))
+    assert not V.applies(call("git_reset", {"repo_path": str(repo), "mode": "hard"}))
     assert not V.applies(call("git_branch", {"repo_path": str(repo), "branch_type": "local"}))
 
 

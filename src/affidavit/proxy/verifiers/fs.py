@@ -33,7 +33,13 @@ from affidavit.proxy.verifiers.replies import (
     structured,
 )
 
-TOOLS = frozenset({"write_file", "edit_file", "create_directory", "move_file"})
+# Tool -> the arguments whose meaning this verifier knows; a call with others is not judged.
+TOOLS: dict[str, frozenset[str]] = {
+    "write_file": frozenset({"path", "content"}),
+    "edit_file": frozenset({"path", "edits", "dryRun"}),
+    "create_directory": frozenset({"path"}),
+    "move_file": frozenset({"source", "destination"}),
+}
 MAX_EDIT_SNAPSHOT = 16 * 1024 * 1024
 _DEV_WRITE_RECEIPT = {
     "type": "object",
@@ -137,6 +143,8 @@ class FilesystemVerifier:
         if ctx.method != "tools/call" or ctx.name not in TOOLS:
             return False
         args = ctx.arguments
+        if not set(args) <= TOOLS[ctx.name]:
+            return False
         if ctx.name == "move_file":
             return isinstance(args.get("source"), str) and isinstance(args.get("destination"), str)
         if not isinstance(args.get("path"), str):

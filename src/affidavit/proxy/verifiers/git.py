@@ -31,14 +31,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
+from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt, Verdict
 from affidavit.proxy.verifiers.gitrepo import HEX40, GitRepo, GitUnavailable, RefState, open_repo
 from affidavit.proxy.verifiers.locate import call_repo, string_arg
 from affidavit.proxy.verifiers.replies import Judge, backend_failed, is_error, structured, text_of
 
-TOOLS = frozenset(
-    {"git_commit", "git_add", "git_reset", "git_create_branch", "git_branch", "git_checkout"}
-)
+# Tool -> the arguments whose meaning this verifier knows. A call with any other argument
+# (a reset target, a force flag) means something else, so it is not judged at all.
+TOOLS: dict[str, frozenset[str]] = {
+    "git_commit": frozenset({"message", "paths", "repo_path"}),
+    "git_add": frozenset({"files", "repo_path"}),
+    "git_reset": frozenset({"repo_path"}),
+    "git_create_branch": frozenset({"branch_name", "base_branch", "repo_path"}),
+    "git_branch": frozenset({"name", "base", "list"}),
+    "git_checkout": frozenset({"branch_name", "name", "repo_path"}),
+}
 _SHORT_HASH = re.compile(r"\b(?:hash|commit)\s+([0-9a-f]{7,39})\b")
 _TIP_PREFIXES = ("refs/heads/", "refs/remotes/")
 
@@ -82,12 +89,14 @@ class GitVerifier:
         if ctx.method != "tools/call" or ctx.name not in TOOLS:
             return False
         args = ctx.arguments
+        if not set(args) <= TOOLS[ctx.name]:
+            return False
         if ctx.name == "git_commit":
             return isinstance(args.get("message"), str)
         if ctx.name == "git_add":
             return _str_list(args.get("files")) is not None
         if ctx.name == "git_reset":
-            return True
+            return True  # only repo_path is allowed: a reset of the index to HEAD
         if ctx.name == "git_branch":
             # The dev server's git_branch creates with ``name``; listing is not a claim.
             return isinstance(args.get("name"), str) and not args.get("list")
@@ -119,8 +128,10 @@ class GitVerifier:
             if ctx.name == "git_reset":
                 return self._verify_reset(judge, before.repo, before.state)
             if ctx.name == "git_checkout":
-                return self._verify_checkout(ctx, judge, before)
-            return self._verify_branch(ctx, judge, before.repo, before.state)
+                receipt = self._verify_checkout(ctx, judge, before)
+            else:
+                receipt = self._verify_branch(ctx, judge, before.repo, before.state)
+            return self._with_reported_fields(judge, receipt, result)
         except GitUnavailable as exc:
             return judge.unchecked(f"git could not be read: {exc}", str(before.repo.path))
 
@@ -145,6 +156,22 @@ class GitVerifier:
         except GitUnavailable:
             return False
         return False
+
+    @staticmethod
+    def _with_reported_fields(judge: Judge, receipt: Receipt, result: Mapping[str, Any]) -> Receipt:
+        """A verified branch/checkout whose reply reports another commit or branch is a lie."""
+        reported = structured(result)
+        if receipt.verdict is not Verdict.VERIFIED or reported is None:
+            return receipt
+        sha, ref = receipt.vouched.get("sha"), receipt.vouched.get("ref")
+        claimed_sha, claimed_branch = reported.get("commit_hash"), reported.get("branch")
+        if isinstance(claimed_sha, str) and claimed_sha != sha:
+            observed = f"the reply reports commit {claimed_sha}, but the branch is at {sha}"
+        elif isinstance(claimed_branch, str) and f"refs/heads/{claimed_branch}" != ref:
+            observed = f"the reply reports branch {claimed_branch!r}, but git has {ref}"
+        else:
+            return receipt
+        return judge.contradicted(Evidence(observed, receipt.evidence[0].where))
 
     # -- claims ----------------------------------------------------------------------------
     @staticmethod
