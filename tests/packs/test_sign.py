@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -255,3 +256,33 @@ def test_python_signer_packs_verify(tmp_path: Path) -> None:
     )
     trust = TrustOptions(trusted_fingerprints=(key.fingerprint,), strict=True, min_sequence=1)
     assert verify_pack(pack, trust).report.signature.pinned is True
+
+
+def test_signing_through_ssh_agent_without_the_private_key_file(
+    home: Path, tmp_path: Path, ssh_key: SshKey
+) -> None:
+    socket_path = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(socket_path)], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if socket_path.exists():
+                break
+            time.sleep(0.05)  # ssh-agent creates its socket right after it starts
+        env = {"SSH_AUTH_SOCK": str(socket_path)}
+        subprocess.run(
+            ["ssh-add", "-q", str(ssh_key.private)], env=env, check=True, capture_output=True
+        )
+        public_only = tmp_path / "public-only"
+        public_only.mkdir()
+        pub = public_only / ssh_key.public.name
+        pub.write_bytes(ssh_key.public.read_bytes())
+        out = tmp_path / "agent-signed"
+        done = run_cli(
+            sign_args(write_pack(tmp_path / "pack"), pub, out, "--expires", "30d"), home, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        trust = TrustOptions(trusted_fingerprints=(ssh_key.fingerprint,), strict=True)
+        assert verify_pack(out, trust).report.signature.pinned
+    finally:
+        agent.terminate()
+        agent.wait(timeout=30)
