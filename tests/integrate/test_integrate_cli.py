@@ -131,3 +131,16 @@ def test_the_written_command_really_starts_affidavit(home):
     assert run_cli(["integrate", "cursor"], home).returncode == 0
     entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["affidavit"]
     assert os.path.isabs(entry["command"]) and os.access(entry["command"], os.X_OK)
+
+
+def test_all_keeps_going_past_a_broken_file_and_fails_at_the_end(home):
+    (home / ".cursor").mkdir()
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text("{not json")
+    result = run_cli(["integrate", "--all"], home)
+    assert result.returncode == 2
+    assert "cursor: added" in result.stdout
+    assert "# Gemini CLI: add this to" in result.stdout
+    assert "gemini:" in result.stderr and "some clients" in result.stderr
+    assert (home / ".gemini" / "settings.json").read_text() == "{not json"
+    assert "affidavit" in json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]

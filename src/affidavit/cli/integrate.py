@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from affidavit.cli.output import stdout, warn
-from affidavit.core.errors import AffidavitError, UsageError
+from affidavit.core.errors import AffidavitError, InputError, UsageError
 
 if TYPE_CHECKING:
     from affidavit.integrate.clients import Client
@@ -30,7 +30,8 @@ def _show_list() -> None:
 
     from affidavit.integrate.clients import CLIENTS
 
-    table = Table("client", "name", "installed", "format", "config file", box=None)
+    table = Table("client", "name", "installed", "format", box=None)
+    table.add_column("config file", overflow="fold")
     for c in CLIENTS:
         fmt = {"yaml-map": "yaml", "yaml-list": "yaml"}.get(c.fmt, c.fmt)
         table.add_row(c.key, c.name, "yes" if c.installed() else "-", fmt, str(c.config_path()))
@@ -59,7 +60,8 @@ def _run_each(clients: list[Client], action: str, job: object) -> None:
             warn(f"{c.key}: {exc}")
             first = first or exc
     if first is not None:
-        raise type(first)(f"{action} failed for some clients (see above)", first.hint)
+        kind = InputError if isinstance(first, UnparsableConfig) else type(first)
+        raise kind(f"{action} failed for some clients (see above)", first.hint)
 
 
 def integrate(
