@@ -16,14 +16,21 @@ from tests.servers.dev.conftest import git
 ERAS = ["legacy", "2026-07-28"]
 
 
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 @pytest.mark.parametrize("mode", ERAS)
 def test_resources_prompts_and_no_sampling(repo: Path, client_for, mode: str) -> None:
     """A client with no roots and no sampling: --repo-path is the only boundary."""
     (repo / "src" / "app.py").write_text("print('changed')\n")
     (repo / "logo.bin").write_bytes(b"\x89PNG\x00\xff")
 
+    updated: list[str] = []
+
+    async def on_message(message) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+
     async def scenario() -> None:
-        async with client_for(repo, mode=mode) as client:
+        async with client_for(repo, mode=mode, message_handler=on_message) as client:
             listed = {str(r.uri) for r in (await client.list_resources()).resources}
             assert listed == {"repo://status", "repo://log"}
             templates = (await client.list_resource_templates()).resource_templates
@@ -65,6 +72,19 @@ def test_resources_prompts_and_no_sampling(repo: Path, client_for, mode: str) ->
                 await client.get_prompt("review_diff", {"bogus": "x"})
             with pytest.raises(MCPError, match="looks like a command-line option"):
                 await client.get_prompt("review_diff", {"target": "--output=x"})
+
+            if mode == "legacy":  # 2026-07-28 moves subscriptions to subscriptions/listen
+                await client.subscribe_resource("repo://status")
+                with pytest.raises(MCPError, match="climbs with"):
+                    await client.subscribe_resource("repo://file/../x")
+                await client.call_tool("git_status", {})  # a read announces nothing
+                await client.call_tool("write_file", {"path": "new.txt", "content": "n"})
+                for _ in range(200):
+                    if updated:
+                        break
+                    await anyio.sleep(0.05)
+                assert updated == ["repo://status"]
+                await client.unsubscribe_resource("repo://status")
 
             files = await client.complete(
                 types.ResourceTemplateReference(uri="repo://file/{path}"),

@@ -59,6 +59,7 @@ class DevServer:
             )
         ]
         self._validators = {t.name: Draft202012Validator(t.input_schema) for t in self._tools}
+        self._subscribed: set[str] = set()
 
     async def _locked(self, fn: Callable[..., T], *args: Any) -> T:
         def run() -> T:
@@ -88,6 +89,8 @@ class DevServer:
                 spec = tools.lookup(params.name)
                 outcome = await self._locked(spec.run, self.repo, args)
                 notice = spec.returns_content
+                if not spec.read_only:
+                    await self._announce_changes(ctx)
         except interact.NeedInput as need:
             return need.result
         except AffidavitError as exc:
@@ -135,6 +138,33 @@ class DevServer:
         except Exception as exc:
             raise _rpc_error(exc) from None
         return types.ReadResourceResult(contents=[contents])
+
+    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        """Remember a resource; it is announced after every call that may have changed it."""
+        uri = str(params.uri)
+        try:
+            await self.roots.check(ctx, params)
+            await self._locked(resources.read, self.repo, uri)  # only what exists and is allowed
+        except Exception as exc:
+            raise _rpc_error(exc) from None
+        self._subscribed.add(uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, _ctx: Ctx, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._subscribed.discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def _announce_changes(self, ctx: Ctx) -> None:
+        """A changing tool ran: every subscribed resource may be different now.
+
+        The server cannot tell cheaply which resources a CI step or a checkout touched, so it
+        announces them all; a client re-reads, which is cheap. Changes made outside the server
+        (an editor, another process) are not watched.
+        """
+        for uri in sorted(self._subscribed):
+            await ctx.session.send_resource_updated(uri)
 
     # -- prompts --------------------------------------------------------------------------------
 
@@ -210,6 +240,8 @@ def build_server(repo: GitRepo) -> Server[Any]:
         on_list_resources=dev.list_resources,
         on_list_resource_templates=dev.list_templates,
         on_read_resource=dev.read_resource,
+        on_subscribe_resource=dev.subscribe,
+        on_unsubscribe_resource=dev.unsubscribe,
         on_list_prompts=dev.list_prompts,
         on_get_prompt=dev.get_prompt,
         on_completion=dev.complete,
