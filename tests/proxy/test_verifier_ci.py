@@ -164,3 +164,16 @@ def test_ci_file_is_read_before_the_call(reports) -> None:
         assert V.verify(ctx, before, lie).verdict is Verdict.CONTRADICTED
     finally:
         ci_path.write_text(original)
+
+
+def test_a_verified_run_holds_until_the_repository_changes(reports) -> None:
+    repo, got = reports
+    ctx = call("run_ci_pipeline", {"pipeline": "safe"}, backend_command=dev_command(repo))
+    receipt = V.verify(ctx, V.snapshot(ctx), got["safe"])
+    assert receipt.verdict is Verdict.VERIFIED and V.still_holds(ctx, receipt)
+    (repo / "scratch.txt").write_text("a change the result did not see")
+    try:
+        assert not V.still_holds(ctx, receipt)
+    finally:
+        (repo / "scratch.txt").unlink()
+    assert V.still_holds(ctx, receipt)

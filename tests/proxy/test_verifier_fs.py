@@ -82,6 +82,16 @@ def test_no_root_or_outside_root_is_unchecked(tmp_path: Path) -> None:
         assert receipt.verdict is Verdict.UNCHECKED
 
 
+def test_a_symlink_leading_out_of_the_root_is_unchecked(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    ctx = write(root, "link/x.txt", "x")
+    receipt = judge(V, ctx, lambda: ((outside / "x.txt").write_text("x"), OK)[1])
+    assert receipt.verdict is Verdict.UNCHECKED
+
+
 def test_backend_error_is_unchecked(tmp_path: Path) -> None:
     receipt = judge(V, write(tmp_path, "a.txt", "x"), lambda: tool_result("denied", is_error=True))
     assert receipt.verdict is Verdict.UNCHECKED
