@@ -183,6 +183,15 @@ def test_title_must_be_one_non_empty_line(tmp_path: Path, title: str) -> None:
     assert os.listdir(tmp_path) == []
 
 
+def test_unreadable_input_and_unwritable_parent_are_one_line_errors(tmp_path: Path) -> None:
+    # Real kernel files that fail as a full disk or a broken input would (root bypasses chmod).
+    with pytest.raises(InputError, match="cannot read /proc/self/mem"):
+        build_pack(Path("/proc/self/mem"), SAMPLE_RECORDS, tmp_path / "pack", "T")
+    with pytest.raises(AffidavitError, match="cannot write in /proc/self"):
+        build_pack(SAMPLE_MESSAGES, SAMPLE_RECORDS, Path("/proc/self/new-pack"), "T")
+    assert os.listdir(tmp_path) == []
+
+
 def test_missing_parent_and_input_files(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError, match="is not a directory"):
         build_sample(tmp_path / "no" / "such" / "pack")

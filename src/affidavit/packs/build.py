@@ -21,10 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from affidavit.core.atomic import fsync_dir
-from affidavit.core.errors import ConflictError, InputError, NotFoundError, UsageError
+from affidavit.core.errors import (
+    AffidavitError,
+    ConflictError,
+    InputError,
+    NotFoundError,
+    UsageError,
+)
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackFormatError
 from affidavit.packs.render import render_memory, render_readme
+from affidavit.packs.verify import verify_pack
 
 MESSAGE_FIELDS = ("id", "date", "speaker", "text")
 RECORD_FIELDS = ("record_id", "role", "topic", "category", "quotes", "statement", "speaker")
@@ -116,6 +123,8 @@ def read_input(path: Path) -> bytes:
         raise NotFoundError(f"{path} does not exist", "check the path") from None
     except IsADirectoryError:
         raise InputError(f"{path} is a directory, not a JSONL file", "pass a file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", "check its permissions") from None
 
 
 def _read_jsonl(label: str, raw: bytes) -> Iterator[_Line]:
@@ -347,8 +356,6 @@ def build_pack(
     description: str | None = None,
 ) -> BuiltPack:
     """Build and verify a pack at ``out`` (which must not exist); on any error write nothing."""
-    from affidavit.packs.verify import verify_pack
-
     out = Path(out).absolute()
     if not title.strip() or "\n" in title:
         raise UsageError("--title must be one non-empty line", "give the pack a short title")
@@ -361,7 +368,12 @@ def build_pack(
         "records": hashlib.sha256(records_raw).hexdigest(),
     }
     files = pack_files(records, title, description, inputs)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.building-", dir=out.parent))
+    except OSError as exc:
+        raise AffidavitError(
+            f"cannot write in {out.parent}: {exc.strerror}", "check its permissions"
+        ) from None
     try:
         for name, data in files.items():
             _write_new(staging / name, data)
@@ -370,9 +382,14 @@ def build_pack(
         staging.chmod(_PACK_DIR_MODE)
         _check_target(out)
         staging.rename(out)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(staging)
+        if isinstance(exc, OSError):
+            raise AffidavitError(
+                f"cannot write the pack in {out.parent}: {exc.strerror}",
+                "check free space and permissions; nothing was written",
+            ) from None
         raise
     fsync_dir(out.parent)
     hashes = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
