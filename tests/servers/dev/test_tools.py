@@ -205,7 +205,17 @@ async def check_bad_arguments_and_docker(client, repo: Path) -> None:
 
 async def check_ci_pipeline(client, repo: Path) -> None:
     (repo / ".affidavit-ci.yml").write_text(CI_FILE)
-    ok = await client.call_tool("run_ci_pipeline", {})
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total, message))
+
+    ok = await client.call_tool("run_ci_pipeline", {}, progress_callback=on_progress)
+    for _ in range(100):
+        if len(heard) == 3:
+            break
+        await anyio.sleep(0.05)
+    assert heard == [(0, 2, "running greet"), (1, 2, "running count"), (2, 2, "done")]
     report = ok.structured_content
     assert report["pipeline"] == "check" and report["passed"] is True
     assert [s["name"] for s in report["steps"]] == ["greet", "count"]

@@ -9,6 +9,7 @@ it (a deploy after failed tests), so they are listed as skipped rather than run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +19,22 @@ from affidavit.servers.dev import proc
 OUTPUT_TAIL_BYTES = 4096
 
 
-def run_pipeline(root: Path, name: str | None) -> dict[str, Any]:
-    """Run pipeline ``name`` (or the default) and return the structured report."""
+def run_pipeline(
+    root: Path, name: str | None, progress: Callable[[float, float | None, str], None]
+) -> dict[str, Any]:
+    """Run pipeline ``name`` (or the default); ``progress`` hears of each step as it starts."""
     ci = load_ci_file(root)
     pipeline = ci.resolve(name)
     steps = ci.pipeline(pipeline)
     results: list[dict[str, Any]] = []
     skipped: list[str] = []
-    for step in steps:
+    for number, step in enumerate(steps):
         if results and not results[-1]["passed"]:
             skipped.append(step.name)
             continue
+        progress(number, len(steps), f"running {step.name}")
         results.append(_run_step(root, step))
+    progress(len(steps), len(steps), "done")
     return {
         "pipeline": pipeline,
         "passed": not skipped and all(r["passed"] for r in results),

@@ -87,7 +87,8 @@ class DevServer:
                 notice = True
             else:
                 spec = tools.lookup(params.name)
-                outcome = await self._locked(spec.run, self.repo, args)
+                call = tools.Call(self.repo, args, _progress_reporter(ctx))
+                outcome = await self._locked(spec.run, call)
                 notice = spec.returns_content
                 if not spec.read_only:
                     await self._announce_changes(ctx)
@@ -197,6 +198,15 @@ class DevServer:
 
     async def roots_changed(self, _ctx: Ctx, _params: types.NotificationParams) -> None:
         self.roots.invalidate()
+
+
+def _progress_reporter(ctx: Ctx) -> tools.Progress:
+    """A reporter a worker thread can call; it hops back to the event loop to notify."""
+
+    def report(done: float, total: float | None, message: str) -> None:
+        anyio.from_thread.run(ctx.session.report_progress, done, total, message)
+
+    return report
 
 
 def _tool(spec: tools.ToolSpec) -> types.Tool:

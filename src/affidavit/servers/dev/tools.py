@@ -1,7 +1,7 @@
 """The dev server's tools: exact schemas, and one plain function per tool.
 
-Each handler takes the :class:`~affidavit.servers.dev.gitrepo.GitRepo` and the validated
-arguments and returns an :class:`Outcome` (readable text plus structured content), or raises an
+Each handler takes a :class:`Call` (the repository, the validated arguments, a progress
+reporter) and returns an :class:`Outcome` (readable text plus structured content), or raises an
 :class:`~affidavit.core.errors.AffidavitError` that the server turns into ``isError``. Handlers
 are synchronous and run in a worker thread, one at a time (see ``server.py``). The sampling
 tool needs the client mid-call, so it lives in :mod:`.drafting` instead.
@@ -34,6 +34,19 @@ class Outcome:
     structured: dict[str, Any]
 
 
+Progress = Callable[[float, float | None, str], None]
+"""Reports ``(done, total, message)`` for a long call; a no-op unless the client asked."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One validated tool call: the repository, the arguments, and a progress reporter."""
+
+    repo: GitRepo
+    args: dict[str, Any]
+    progress: Progress
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A tool as the client sees it, and the function that does the work."""
@@ -42,7 +55,7 @@ class ToolSpec:
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
-    run: Callable[[GitRepo, dict[str, Any]], Outcome]
+    run: Callable[[Call], Outcome]
     read_only: bool
     destructive: bool = False  # may overwrite or delete what was there (MCP destructiveHint)
     returns_content: bool = False  # repository content an agent must not take as instructions
@@ -84,18 +97,18 @@ _ROWS_OUT = {
 }
 
 
-def _write_file(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    info = files.write_file(repo.root, args["path"], args["content"])
+def _write_file(call: Call) -> Outcome:
+    info = files.write_file(call.repo.root, call.args["path"], call.args["content"])
     return Outcome(f"wrote {info['bytes']} bytes to {info['path']} (sha256 {info['sha256']})", info)
 
 
-def _read_file(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    text, info = files.read_file(repo.root, args["path"])
+def _read_file(call: Call) -> Outcome:
+    text, info = files.read_file(call.repo.root, call.args["path"])
     return Outcome(text, info)
 
 
-def _git_status(repo: GitRepo, _args: dict[str, Any]) -> Outcome:
-    status = repo.status()
+def _git_status(call: Call) -> Outcome:
+    status = call.repo.status()
     where = status["branch"] or f"detached at {status['head']}"
     if status["head"] is None:
         where += " (no commits yet)"
@@ -106,63 +119,65 @@ def _git_status(repo: GitRepo, _args: dict[str, Any]) -> Outcome:
     return Outcome("\n".join(lines), status)
 
 
-def _git_log(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    commits = repo.log(args.get("max_count", 10))
+def _git_log(call: Call) -> Outcome:
+    commits = call.repo.log(call.args.get("max_count", 10))
     text = "\n".join(f"{c['hash']} {c['subject']} ({c['author']}, {c['date']})" for c in commits)
     return Outcome(text or "no commits yet", {"commits": commits})
 
 
-def _git_diff(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    target = args.get("target")
-    diff = repo.diff(target)
+def _git_diff(call: Call) -> Outcome:
+    target = call.args.get("target")
+    diff = call.repo.diff(target)
     return Outcome(diff or "no differences", {"target": target or "HEAD", "diff": diff})
 
 
-def _git_commit(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    sha = repo.commit(args["message"], args.get("paths"))
-    branch = repo.current_branch()
-    subject = args["message"].strip().splitlines()[0]
+def _git_commit(call: Call) -> Outcome:
+    sha = call.repo.commit(call.args["message"], call.args.get("paths"))
+    branch = call.repo.current_branch()
+    subject = call.args["message"].strip().splitlines()[0]
     return Outcome(
         f"committed {sha} on {branch or 'a detached HEAD'}: {subject}",
         {"commit_hash": sha, "branch": branch},
     )
 
 
-def _git_branch(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    sha = repo.create_branch(args["name"], args.get("base"))
+def _git_branch(call: Call) -> Outcome:
+    sha = call.repo.create_branch(call.args["name"], call.args.get("base"))
     return Outcome(
-        f"created branch {args['name']} at {sha}", {"branch": args["name"], "commit_hash": sha}
+        f"created branch {call.args['name']} at {sha}",
+        {"branch": call.args["name"], "commit_hash": sha},
     )
 
 
-def _git_branches(repo: GitRepo, _args: dict[str, Any]) -> Outcome:
-    rows = repo.branches()
-    current = repo.current_branch()
+def _git_branches(call: Call) -> Outcome:
+    rows = call.repo.branches()
+    current = call.repo.current_branch()
     text = "\n".join(
         f"{'*' if r['name'] == current else ' '} {r['name']} {r['commit_hash']}" for r in rows
     )
     return Outcome(text or "no branches yet", {"current": current, "branches": rows})
 
 
-def _git_checkout(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    sha = repo.checkout(args["name"])
+def _git_checkout(call: Call) -> Outcome:
+    sha = call.repo.checkout(call.args["name"])
     return Outcome(
-        f"switched to branch {args['name']} at {sha}", {"branch": args["name"], "commit_hash": sha}
+        f"switched to branch {call.args['name']} at {sha}",
+        {"branch": call.args["name"], "commit_hash": sha},
     )
 
 
-def _run_ci(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    report = ci.run_pipeline(repo.root, args.get("pipeline"))
+def _run_ci(call: Call) -> Outcome:
+    report = ci.run_pipeline(call.repo.root, call.args.get("pipeline"), call.progress)
     return Outcome(ci.render(report), report)
 
 
-def _sqlite_query(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    result = sqlite_tools.query(repo.root, args["db"], args["sql"])
+def _sqlite_query(call: Call) -> Outcome:
+    result = sqlite_tools.query(call.repo.root, call.args["db"], call.args["sql"])
     return Outcome(_table(result), result)
 
 
-def _sqlite_execute(repo: GitRepo, args: dict[str, Any]) -> Outcome:
-    result = sqlite_tools.execute(repo.root, args["db"], args["sql"])
+def _sqlite_execute(call: Call) -> Outcome:
+    result = sqlite_tools.execute(call.repo.root, call.args["db"], call.args["sql"])
     text = f"{result['changes']} row(s) changed in {result['db']}"
     if result["columns"]:
         text += "\n" + _table(result)
@@ -177,15 +192,15 @@ def _table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _docker_ps(repo: GitRepo, _args: dict[str, Any]) -> Outcome:
-    result = docker_tools.ps(repo.root)
+def _docker_ps(call: Call) -> Outcome:
+    result = docker_tools.ps(call.repo.root)
     text = "\n".join(json.dumps(c, sort_keys=True) for c in result["containers"])
     return Outcome(text or "no running containers", result)
 
 
-def _docker_build(repo: GitRepo, args: dict[str, Any]) -> Outcome:
+def _docker_build(call: Call) -> Outcome:
     result = docker_tools.build(
-        repo.root, args["tag"], args.get("context", "."), args.get("dockerfile")
+        call.repo.root, call.args["tag"], call.args.get("context", "."), call.args.get("dockerfile")
     )
     return Outcome(f"built {result['tag']} from {result['context']}", result)
 
