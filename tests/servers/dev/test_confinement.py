@@ -57,6 +57,7 @@ def tool_attacks(outside: Path) -> list[tuple[str, dict[str, object]]]:
         "linkfile",
         ".git/hooks/pre-commit",
         ".git/config",
+        "vendor/lib/.git/hooks/post-checkout",
         "-D",
         "--force",
     ):

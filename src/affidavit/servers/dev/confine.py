@@ -1,10 +1,10 @@
 """Confinement: every path and ref an agent names is checked before git or the disk sees it.
 
 An agent drives this server, so each argument is hostile until proven otherwise. Paths must
-stay inside the repository after every symlink is resolved, may not name ``..`` or the
-repository's ``.git`` directory (writing hooks or config there would run code), and may not
-look like options. Ref names may not look like options either, and must be names git itself
-accepts, so ``-D`` or ``--force`` can never reach a git command line as a flag.
+stay inside the repository after every symlink is resolved, may not name ``..`` or a ``.git``
+directory at any depth (writing hooks or config there would run code, a nested repository's
+too), and may not look like options. Ref names may not look like options either, and must be
+names git itself accepts, so ``-D`` or ``--force`` can never reach a git command line as a flag.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def repo_path(root: Path, raw: str, *, what: str = "path") -> Path:
             "only files inside the repository can be used (symlinks out are refused)",
         )
     relative = resolved.relative_to(root_real)
-    if relative.parts and relative.parts[0] == ".git":
+    if ".git" in relative.parts or ".git" in parts:  # this repository's, or a nested one's
         raise ConfinementError(
             f"{what} {raw!r} is inside .git", "git's own files are managed by the git tools only"
         )
