@@ -282,3 +282,24 @@ def test_dev_server_through_the_proxy_is_verified(repo: Path, home: Path) -> Non
         return [verdict_of(r) for r in replies]
 
     assert anyio.run(scenario) == ["verified"] * (len(calls) + 3)
+
+
+def test_overlapping_commits_are_not_held_against_each_other(repo: Path) -> None:
+    """Two honest commits in flight at once: each sees the other's effect, neither is a lie."""
+    first, second = commit_ctx(repo, "first"), commit_ctx(repo, "second")
+    before_first, before_second = V.snapshot(first), V.snapshot(second)
+    git(repo, "commit", "-q", "-m", "first")
+    sha_first = git(repo, "rev-parse", "HEAD")
+    (repo / "b.txt").write_text("b")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "-q", "-m", "second")
+    sha_second = git(repo, "rev-parse", "HEAD")
+    verdicts = [
+        V.verify(first, before_first, said(sha_first)),
+        V.verify(second, before_second, said(sha_second)),
+    ]
+    assert [r.verdict for r in verdicts] == [Verdict.UNCHECKED, Verdict.UNCHECKED]
+    assert "in flight at the same time" in verdicts[0].evidence[-1].observed
+    # Once the windows are closed, a lone lie is contradicted again.
+    lone = commit_ctx(repo, "third")
+    assert judge(V, lone, lambda: said(sha_second)).verdict is Verdict.CONTRADICTED

@@ -19,12 +19,13 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
 from affidavit.proxy.verifiers.locate import resolve_file
+from affidavit.proxy.verifiers.overlap import Overlaps, excuse_overlap
 from affidavit.proxy.verifiers.replies import (
     Judge,
     backend_failed,
@@ -123,6 +124,7 @@ class _Before:
     is_dir: bool = False
     content: bytes | None = None
     destination: Path | None = None
+    window: int | None = None
 
 
 def _valid_edits(value: Any) -> bool:
@@ -138,6 +140,9 @@ class FilesystemVerifier:
     """Re-reads the files a filesystem tool claims to have written, edited or moved."""
 
     name = "filesystem"
+
+    def __init__(self) -> None:
+        self._overlaps = Overlaps()
 
     def applies(self, ctx: CallContext) -> bool:
         if ctx.method != "tools/call" or ctx.name not in TOOLS:
@@ -156,6 +161,11 @@ class FilesystemVerifier:
         return True
 
     def snapshot(self, ctx: CallContext) -> _Before:
+        before = self._snapshot(ctx)
+        paths = [p for p in (before.path, before.destination) if p is not None]
+        return replace(before, window=self._overlaps.begin(map(str, paths)) if paths else None)
+
+    def _snapshot(self, ctx: CallContext) -> _Before:
         if ctx.name == "move_file":
             source = resolve_file(ctx, ctx.arguments["source"])
             destination = resolve_file(ctx, ctx.arguments["destination"])
@@ -180,6 +190,14 @@ class FilesystemVerifier:
         return _Before(path=path, sha256=file_sha256(path), is_dir=path.is_dir(), content=content)
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
+        window = before.window if isinstance(before, _Before) else None
+        try:
+            receipt = self._judge(ctx, before, result)
+        finally:
+            overlapped = window is not None and self._overlaps.end(window)
+        return excuse_overlap(receipt, overlapped)
+
+    def _judge(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         judge = Judge(self.name, self._claim(ctx))
         if is_error(result):
             return backend_failed(judge, ctx, result)

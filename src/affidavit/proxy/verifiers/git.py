@@ -34,6 +34,7 @@ from typing import Any
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt, Verdict
 from affidavit.proxy.verifiers.gitrepo import HEX40, GitRepo, GitUnavailable, RefState, open_repo
 from affidavit.proxy.verifiers.locate import call_repo, string_arg
+from affidavit.proxy.verifiers.overlap import Overlaps, excuse_overlap
 from affidavit.proxy.verifiers.replies import Judge, backend_failed, is_error, structured, text_of
 
 # Tool -> the arguments whose meaning this verifier knows. A call with any other argument
@@ -78,12 +79,16 @@ class _Before:
     repo: GitRepo | None
     state: RefState | None = None
     index_clean: bool | None = None
+    window: int | None = None
 
 
 class GitVerifier:
     """Re-derives git outcomes from the repository's refs, objects and index."""
 
     name = "git"
+
+    def __init__(self) -> None:
+        self._overlaps = Overlaps()
 
     def applies(self, ctx: CallContext) -> bool:
         if ctx.method != "tools/call" or ctx.name not in TOOLS:
@@ -108,9 +113,19 @@ class GitVerifier:
         if repo is None:
             return _Before(repo=None)
         index_clean = repo.index_matches_head() if ctx.name == "git_checkout" else None
-        return _Before(repo=repo, state=repo.state(), index_clean=index_clean)
+        state = repo.state()
+        window = self._overlaps.begin([str(repo.git_dir)])
+        return _Before(repo=repo, state=state, index_clean=index_clean, window=window)
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
+        window = before.window if isinstance(before, _Before) else None
+        try:
+            receipt = self._judge(ctx, before, result)
+        finally:
+            overlapped = window is not None and self._overlaps.end(window)
+        return excuse_overlap(receipt, overlapped)
+
+    def _judge(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         judge = Judge(self.name, self._claim(ctx))
         if is_error(result):
             return backend_failed(judge, ctx, result)
