@@ -11,7 +11,6 @@ was asked (see docs/adr/0031-devserver-git-invocation.md).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from affidavit.core.errors import ConflictError, ExternalError, InputError, NotF
 from affidavit.servers.dev import confine, proc
 
 GIT_TIMEOUT_S = 60.0
-HEX40 = re.compile(r"^[0-9a-f]{40}$")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 MAX_MESSAGE_BYTES = 64 * 1024
 _SAFETY_CONFIG = (

@@ -35,11 +35,6 @@ class Finished:
     timed_out: bool
     duration_ms: int
 
-    @property
-    def truncated(self) -> bool:
-        """Whether any output was dropped to stay within the limit."""
-        return self.stdout_total > len(self.stdout) or self.stderr_total > len(self.stderr)
-
 
 class _Capture:
     """Drain a pipe in a thread, keeping its head and tail up to ``limit`` bytes each."""
