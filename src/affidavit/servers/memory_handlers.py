@@ -96,11 +96,18 @@ class MemoryTools:
         found |= {it.namespace for it in memory.vault.items("relation")}
         return found | {self.namespace}
 
-    def _readable(self, memory: Memory, namespace: str | None) -> list[str]:
+    def _readable(self, memory: Memory, namespace: str | None) -> list[str] | None:
+        """The namespaces to cover: the one named, or every readable one (None: all of them).
+
+        Only a ``none`` grant can hide a namespace, so without one the answer is "all" and
+        nothing has to be listed (the common case stays O(1)).
+        """
         grants = self._grants(memory)
         if namespace is not None:
             grants.require_read(self.caller, namespace)
             return [namespace]
+        if not grants.hides_any(self.caller):
+            return None
         return grants.readable(self.caller, self._namespaces(memory))
 
     def _visible(self, memory: Memory, namespace: str) -> bool:
@@ -145,7 +152,7 @@ class MemoryTools:
 
         def run(memory: Memory) -> dict[str, Any]:
             namespaces = self._readable(memory, args.get("namespace"))
-            if not namespaces:
+            if namespaces is not None and not namespaces:
                 return {"results": [], "semantic": memory.embedder is not None, "notice": NOTICE}
             found = memory.search(
                 args["query"],
@@ -197,10 +204,16 @@ class MemoryTools:
         limit = int(args.get("limit", 10))
 
         def run(memory: Memory) -> dict[str, Any]:
-            namespaces = set(self._readable(memory, args.get("namespace")))
             only = args.get("namespace")
-            items = memory.recent(limit=limit if only else limit + 10_000, namespace=only)
-            visible = [m for m in items if m["namespace"] in namespaces][:limit]
+            namespaces = self._readable(memory, only)
+            window = limit
+            while True:  # widen the window until enough readable ones, or no more at all
+                items = memory.recent(limit=window, namespace=only)
+                visible = [m for m in items if namespaces is None or m["namespace"] in namespaces]
+                if len(visible) >= limit or len(items) < window:
+                    break
+                window *= 4
+            visible = visible[:limit]
             return {"results": [_memory_out(m) for m in visible], "notice": NOTICE}
 
         return self._call(run)
@@ -248,7 +261,7 @@ class MemoryTools:
         limit = int(args.get("limit", 100))
 
         def run(memory: Memory) -> dict[str, Any]:
-            namespaces = set(self._readable(memory, args.get("namespace")))
+            namespaces = self._readable(memory, args.get("namespace"))
             found = memory.relations(
                 entity=args.get("entity"),
                 predicate=args.get("predicate"),
@@ -256,7 +269,9 @@ class MemoryTools:
                 namespace=args.get("namespace"),
                 limit=_ALL_RELATIONS,
             )
-            visible = [r for r in found["relations"] if r["namespace"] in namespaces]
+            visible = [
+                r for r in found["relations"] if namespaces is None or r["namespace"] in namespaces
+            ]
             return {"relations": [_relation_out(r) for r in visible[:limit]], "notice": NOTICE}
 
         return self._call(run)
@@ -329,11 +344,11 @@ class MemoryTools:
                 "unlock_tool_enabled": self._unlock_allowed,
                 "hint": LOCKED_HINT,
             }
-        readable = set(self._readable(memory, None))
+        readable = self._readable(memory, None)
         count = sum(
             1
             for it in memory.vault.items("memory")
-            if it.namespace in readable and not it.data.get("superseded_by")
+            if (readable is None or it.namespace in readable) and not it.data.get("superseded_by")
         )
         self._unlock_allowed = acl.unlock_tool_enabled(memory.vault)
         out = {

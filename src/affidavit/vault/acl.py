@@ -94,6 +94,10 @@ class Grants:
             return found
         return default_mode(caller, namespace)
 
+    def hides_any(self, caller: str) -> bool:
+        """Whether some grant takes ``caller``'s read access away (only ``none`` does)."""
+        return "none" in self.table.get(caller, {}).values()
+
     def readable(self, caller: str, namespaces: Iterable[str]) -> list[str]:
         """Those of ``namespaces`` that ``caller`` may read, sorted."""
         return sorted({ns for ns in namespaces if self.mode(caller, ns) != "none"})
