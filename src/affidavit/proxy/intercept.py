@@ -55,6 +55,7 @@ CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
 RECEIPT_META = "affidavit/receipt"
 REPLAYED_META = "affidavit/replayed"
 APPROVAL_TIMEOUT = 600.0
+_RAW_ARGUMENTS = "\0arguments"
 ROOTS_TIMEOUT = 10.0
 
 
@@ -164,7 +165,12 @@ class ProxyInterceptor:
         return await asyncio.wait_for(loop.run_in_executor(self._verify_pool, fn, *args), timeout)
 
     def _record(self, body: Mapping[str, Any]) -> None:
-        entry = self.audit.remember({"ts": utc_now(), **dict(body)})
+        body = dict(body)
+        if _RAW_ARGUMENTS in body:
+            arguments = body.pop(_RAW_ARGUMENTS)
+            body["arguments"] = redact(arguments)
+            body["arguments_sha256"] = arguments_digest(arguments)
+        entry = self.audit.remember({"ts": utc_now(), **body})
         future = self._audit_pool.submit(self.audit.write, entry)
         future.add_done_callback(self._audit_failed)
 
@@ -521,8 +527,7 @@ class ProxyInterceptor:
             "method": "tools/call",
             "tool": name,
             "backend": self.backend_name,
-            "arguments": redact(arguments),
-            "arguments_sha256": arguments_digest(arguments),
+            _RAW_ARGUMENTS: arguments,  # redacted by _record, after the reply is on its way
         }
         timings: dict[str, float] = {}
         if await self._pins_refuse(request, name):
