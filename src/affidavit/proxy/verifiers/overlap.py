@@ -7,8 +7,13 @@ marks each call's window, from its snapshot to its verdict, per key (a repositor
 a call whose window overlapped another's on the same key cannot tell its own effect from the
 other's, and a mismatch it finds becomes ``unchecked`` instead of ``contradicted``.
 
-Windows left open (the relay never asked for a verdict: a backend crash, a timeout) expire
-after :data:`WINDOW_TTL_S`, so they degrade nothing for long.
+The relay does not ask for a verdict when the backend answers with an error, so some windows
+are never closed. Such a window must not excuse later lies: a backend could fail one call on
+purpose and then lie freely. So an open window that started *before* this call counts only if
+it started at most :data:`OPEN_WINDOW_GRACE_S` earlier (concurrent calls are sent together; an
+agent takes longer than that between an error and its next call). Windows that started
+*during* this call, or that closed after it began, always count: a backend cannot make the
+host start a call.
 """
 
 from __future__ import annotations
@@ -17,45 +22,63 @@ import itertools
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from affidavit.proxy.verifiers.base import Evidence, Receipt, Verdict
 
-WINDOW_TTL_S = 300.0
+OPEN_WINDOW_GRACE_S = 2.0
+FORGET_AFTER_S = 300.0
+
+
+@dataclass
+class _Window:
+    keys: frozenset[str]
+    start: float
+    end: float | None = None
 
 
 class Overlaps:
-    """Open windows per key; thread-safe (verifiers run in worker threads)."""
+    """Windows per key, open and recently closed; thread-safe (verifiers run in threads)."""
 
-    def __init__(self) -> None:
+    def __init__(self, grace_s: float = OPEN_WINDOW_GRACE_S) -> None:
+        self.grace_s = grace_s
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._open: dict[int, tuple[frozenset[str], float]] = {}
-        self._overlapped: set[int] = set()
+        self._windows: dict[int, _Window] = {}
 
     def begin(self, keys: Iterable[str]) -> int:
         """Open a window on ``keys``; returns its token."""
-        wanted = frozenset(keys)
         now = time.monotonic()
         with self._lock:
-            for token, (_, started) in list(self._open.items()):
-                if now - started > WINDOW_TTL_S:
-                    del self._open[token]
-                    self._overlapped.discard(token)
+            for token, window in list(self._windows.items()):
+                if now - (window.end or window.start) > FORGET_AFTER_S:
+                    del self._windows[token]
             token = next(self._ids)
-            for other, (other_keys, _) in self._open.items():
-                if other_keys & wanted:
-                    self._overlapped.update((other, token))
-            self._open[token] = (wanted, now)
+            self._windows[token] = _Window(frozenset(keys), now)
             return token
 
     def end(self, token: int) -> bool:
-        """Close a window; True when another window on a shared key overlapped it."""
+        """Close a window; True when another call on a shared key overlapped it."""
+        now = time.monotonic()
         with self._lock:
-            self._open.pop(token, None)
-            overlapped = token in self._overlapped
-            self._overlapped.discard(token)
-            return overlapped
+            mine = self._windows.get(token)
+            if mine is None:
+                return False
+            mine.end = now
+            return any(
+                other is not mine and other.keys & mine.keys and self._overlap(mine, other)
+                for other in self._windows.values()
+            )
+
+    def _overlap(self, mine: _Window, other: _Window) -> bool:
+        assert mine.end is not None
+        if mine.start <= other.start <= mine.end:
+            return True  # the host started it while this call was in flight
+        if other.start > mine.start:
+            return False
+        if other.end is not None:
+            return other.end >= mine.start  # it finished after this call began
+        return mine.start - other.start <= self.grace_s  # still open: only if recent
 
 
 def excuse_overlap(receipt: Receipt, overlapped: bool) -> Receipt:
