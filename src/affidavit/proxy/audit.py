@@ -153,7 +153,8 @@ class AuditLog:
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
-        ensure_private_dir(self.path.parent)
+        if not self.path.parent.exists():  # a new directory is private; an existing one is kept
+            ensure_private_dir(self.path.parent)
 
     def remember(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Add ``body`` to this session's entries now (the disk write may follow later)."""

@@ -40,7 +40,8 @@ def tool_hash(tool: Mapping[str, Any]) -> str:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    ensure_private_dir(path.parent)
+    if not path.parent.exists():  # a new directory is private; an existing one is kept
+        ensure_private_dir(path.parent)
     with (path.parent / f".{path.name}.lock").open("a") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
