@@ -124,3 +124,13 @@ def test_replay_refuses_a_broken_log(tmp_path, home):
     policy.write_text("default: deny\n")
     result = run_cli(["proxy", "replay", str(path), "--policy", str(policy)], home)
     assert result.returncode == 5 and "is broken at entry 2" in result.stderr
+
+
+def test_a_new_log_directory_is_private_but_an_existing_one_is_left_alone(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    AuditLog(shared / "audit.jsonl", session="s").append({"kind": "call"})
+    assert shared.stat().st_mode & 0o777 == 0o755
+    AuditLog(tmp_path / "fresh" / "audit.jsonl", session="s").append({"kind": "call"})
+    assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o700
