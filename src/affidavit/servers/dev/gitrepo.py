@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from affidavit.core.errors import ConflictError, ExternalError, InputError, NotFoundError
+from affidavit.core.atomic import write_atomic
+from affidavit.core.errors import (
+    AffidavitError,
+    ConflictError,
+    ExternalError,
+    InputError,
+    NotFoundError,
+)
 from affidavit.servers.dev import confine, proc
 
 GIT_TIMEOUT_S = 60.0
@@ -201,21 +208,40 @@ class GitRepo:
         """Stage ``paths`` (or everything), commit with ``message``, return the new hash.
 
         With paths, only those paths are committed (``git commit --only`` semantics), so an
-        unrelated change someone else staged does not ride along silently.
+        unrelated change someone else staged does not ride along silently. A commit that fails
+        (nothing to commit, no identity) puts the index back as it was: a refused call does
+        not leave half of its work staged.
         """
         if not isinstance(message, str) or not message.strip():
             raise InputError("message must be a non-empty string", "describe the change")
         data = message.encode("utf-8")
         if len(data) > MAX_MESSAGE_BYTES or "\x00" in message:
             raise InputError("message is too long or contains a NUL byte")
+        if paths is not None and not paths:
+            raise InputError("paths must not be empty", "omit it to commit every change")
+        rels = (
+            None
+            if paths is None
+            else [confine.relative(self.root, confine.repo_path(self.root, p)) for p in paths]
+        )
         before = self.head()
-        if paths is None:
+        index = Path(self.git("rev-parse", "--git-path", "index").strip())
+        index = index if index.is_absolute() else self.root / index
+        saved = index.read_bytes() if index.exists() else None
+        try:
+            return self._stage_and_commit(data, rels, before)
+        except AffidavitError:
+            if saved is None:
+                index.unlink(missing_ok=True)
+            else:
+                write_atomic(index, saved)
+            raise
+
+    def _stage_and_commit(self, data: bytes, rels: list[str] | None, before: str | None) -> str:
+        if rels is None:
             self.git("add", "--all")
             pathspec: list[str] = []
         else:
-            if not paths:
-                raise InputError("paths must not be empty", "omit it to commit every change")
-            rels = [confine.relative(self.root, confine.repo_path(self.root, p)) for p in paths]
             self.git("add", "--all", "--", *rels)
             pathspec = ["--only", "--", *rels]
         if not self._has_changes(pathspec):

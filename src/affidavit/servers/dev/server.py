@@ -86,7 +86,7 @@ class DevServer:
                 outcome = await drafting.draft(ctx, params, diff, args.get("hint"))
                 notice = True
             else:
-                spec = tools.lookup(params.name)
+                spec = tools.BY_NAME[params.name]
                 call = tools.Call(self.repo, args, _progress_reporter(ctx))
                 outcome = await self._locked(spec.run, call)
                 notice = spec.returns_content
@@ -107,8 +107,9 @@ class DevServer:
     def _validated(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         validator = self._validators.get(name)
         if validator is None:
-            tools.lookup(name)  # raises the "unknown tool" error with the list of tools
-        assert validator is not None
+            raise InputError(
+                f"unknown tool {name!r}", f"tools are: {', '.join(sorted(self._validators))}"
+            )
         args = dict(arguments or {})
         problem = best_match(validator.iter_errors(args))
         if problem is not None:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from affidavit.core.errors import InputError
 from affidavit.servers.dev import ci, docker_tools, files, sqlite_tools
 from affidavit.servers.dev.gitrepo import GitRepo
 
@@ -387,11 +386,3 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 
 BY_NAME = {spec.name: spec for spec in TOOLS}
-
-
-def lookup(name: str) -> ToolSpec:
-    """The tool called ``name``, or a clear error listing what exists."""
-    spec = BY_NAME.get(name)
-    if spec is None:
-        raise InputError(f"unknown tool {name!r}", f"tools are: {', '.join(sorted(BY_NAME))}")
-    return spec
