@@ -59,3 +59,25 @@ def test_hnsw_above_threshold_finds_what_exact_finds() -> None:
         assert set(exact.search(vecs[probe], 10)) & set(approx.search(vecs[probe], 10))
     approx.remove(150)
     assert 150 not in approx.search(vecs[150], 10)
+
+
+def test_hnsw_before_the_model_does_not_crash_the_process() -> None:
+    """usearch loaded before onnxruntime used to segfault onnxruntime's import."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np\n"
+        "from affidavit.vault.index import VectorIndex\n"
+        "v = VectorIndex(threshold=4)\n"
+        "m = np.eye(8, 384, dtype=np.float32)\n"
+        "v.add_many([(i, m[i : i + 1]) for i in range(8)])\n"
+        "assert v.approximate\n"
+        "from affidavit.vault.embedder import shared_embedder\n"
+        "print(shared_embedder().embed_query('still alive').shape)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "(384,)" in done.stdout

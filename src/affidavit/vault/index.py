@@ -164,6 +164,14 @@ class VectorIndex:
             self._build_hnsw()
 
     def _build_hnsw(self) -> None:
+        import contextlib
+
+        # usearch's SIMD library loaded before onnxruntime makes onnxruntime's own import
+        # segfault (usearch 2.26 / onnxruntime 1.32, tests/vault/test_index.py); loading
+        # onnxruntime first is harmless, so a process that later embeds stays alive.
+        with contextlib.suppress(ImportError):
+            import onnxruntime  # noqa: F401
+
         from usearch.index import Index
 
         np = self._np
@@ -198,11 +206,13 @@ class VectorIndex:
                 top = np.argpartition(-sims, pool * 2)[: pool * 2]
                 rows, sims = rows[top], sims[top]
         owners = self._owner[rows]
-        best: dict[int, float] = {}
-        for owner, sim in zip(owners.tolist(), sims.tolist(), strict=True):
-            if owner >= 0 and sim > best.get(owner, -2.0):
-                best[owner] = sim
-        if pool is not None and len(best) > pool:
-            keep = sorted(best, key=best.__getitem__, reverse=True)[:pool]
-            best = {k: best[k] for k in keep}
+        keep = owners >= 0
+        owners, sims = owners[keep], sims[keep]
+        order = np.argsort(-sims, kind="stable")
+        owners, sims = owners[order], sims[order]
+        _, first = np.unique(owners, return_index=True)  # each owner's best window
+        first.sort()
+        if pool is not None:
+            first = first[:pool]
+        best = dict(zip(owners[first].tolist(), sims[first].tolist(), strict=True))
         return best

@@ -122,6 +122,12 @@ ADAPTIVE_CAP = 20
 POOL_START = 200
 POOL_GROWTH = 4
 POOL_WIDENINGS = 3
+#: Priors and age are computed for the best (by unaged evidence) admitted candidates only,
+#: want * FACTOR + EXTRA of them: priors move a score by at most x1.45 and age only shrinks
+#: the semantic part, so a candidate further down cannot reach the page. benchmarks/vault.py:
+#: scoring every candidate (~600 at 10k memories) cost more than the vector search itself.
+SCORE_BUDGET_FACTOR = 4
+SCORE_BUDGET_EXTRA = 40
 
 # --- store-time similarity (lifecycle) --------------------------------------------------
 #: A new memory at least this close (cosine) to a live one in its namespace and kind is a
@@ -363,7 +369,7 @@ class RecallIndex:
             if attempt == POOL_WIDENINGS:
                 pool = None
             semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
-            hits = self._rank(semantic, lexical, filters, now, exclude)
+            hits = self._rank(semantic, lexical, filters, now, exclude, want)
             exhausted = pool is None or pool >= len(self.vector)
             if len(hits) >= want or exhausted or not filters.active():
                 break
@@ -377,32 +383,45 @@ class RecallIndex:
         filters: Filters,
         now: datetime,
         exclude: frozenset[str],
+        want: int,
     ) -> list[Hit]:
-        pv = {slot: p_vec(c) for slot, c in semantic.items()}
-        vec_rank = _ranks({s: p for s, p in pv.items() if p > 0})
+        pv = {slot: p for slot, c in semantic.items() if (p := p_vec(c)) > 0}
+        vec_rank = _ranks(pv)
         lex_rank = _ranks({s: p for s, p in lexical.items() if p > 0})
-        hits: list[Hit] = []
-        for slot in set(vec_rank) | set(lex_rank):
-            entry = self._by_slot.get(slot)
-            if entry is None or entry.id in exclude or not filters.admits(entry):
-                continue
-            pvs, pls = pv.get(slot, 0.0), lexical.get(slot, 0.0)
-            s_vec = -W_VEC * math.log1p(-pvs)
-            s_lex = -W_LEX * math.log1p(-pls)
+        parts: dict[int, tuple[float, float, float]] = {}
+        for slot in vec_rank.keys() | lex_rank.keys():
+            s_vec = -W_VEC * math.log1p(-pv.get(slot, 0.0))
+            s_lex = -W_LEX * math.log1p(-lexical.get(slot, 0.0))
             residue = (
                 W_RRF
                 * RRF_K
-                * sum(
-                    1.0 / (RRF_K + ranks[slot]) for ranks in (vec_rank, lex_rank) if slot in ranks
+                * (
+                    (1.0 / (RRF_K + vec_rank[slot]) if slot in vec_rank else 0.0)
+                    + (1.0 / (RRF_K + lex_rank[slot]) if slot in lex_rank else 0.0)
                 )
             )
-            evidence = s_vec + s_lex + residue
+            parts[slot] = (s_vec, s_lex, residue)
+        order = sorted(parts, key=lambda slot: -sum(parts[slot]))
+        budget = want * SCORE_BUDGET_FACTOR + SCORE_BUDGET_EXTRA
+        hits: list[Hit] = []
+        for slot in order:
+            entry = self._by_slot.get(slot)
+            if entry is None or entry.id in exclude or not filters.admits(entry):
+                continue
+            s_vec, s_lex, residue = parts[slot]
             share = self._share_after(entry, filters.namespaces)
             score = (aged(s_vec, share) + s_lex + residue) * prior(
                 entry.importance, entry.kind, entry.affirmed, now
             )
+            pvs, pls = pv.get(slot, 0.0), lexical.get(slot, 0.0)
             channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
-            hits.append(Hit(entry.id, score, evidence, pvs, pls, semantic.get(slot), channels))
+            hits.append(
+                Hit(
+                    entry.id, score, s_vec + s_lex + residue, pvs, pls, semantic.get(slot), channels
+                )
+            )
+            if len(hits) >= budget:
+                break
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 

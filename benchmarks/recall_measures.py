@@ -1,0 +1,244 @@
+"""Recall latency and memory: the measurement functions benchmarks/vault.py adds to its table.
+
+Each ``measure_*`` function returns rows ``(metric, value, unit, target)``. Run alone:
+
+    python benchmarks/recall_measures.py [--sizes 1000 10000 100000] [--queries 200]
+
+- store with embedding: ``Memory.store`` end to end (validate, embed, near-duplicate check,
+  seal, fsync'd SQLite transaction, audit entry), p50/p95 over distinct memories.
+- hybrid search at N memories: ``Memory.search`` end to end (refresh, embed the question,
+  both channels, fusion, views), p50/p95. The N memories are imported with real MiniLM
+  vectors: 2,000 distinct synthetic sentences embedded once, reused with small noise and a
+  unique token each, so embedding 100k texts does not dominate the run.
+- RSS: a fresh process opens a 10k vault, loads the model and answers one search; VmRSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+Row = tuple[str, float, str, str]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "ti",
+    "vo",
+    "be",
+    "da",
+    "fe",
+    "gi",
+    "ho",
+    "ju",
+    "ke",
+    "li",
+    "mo",
+    "nu",
+    "pa",
+    "qui",
+    "re",
+    "so",
+    "tu",
+]
+TOPICS = [
+    "deploy",
+    "build",
+    "cache",
+    "server",
+    "database",
+    "backup",
+    "token",
+    "release",
+    "ticket",
+    "invoice",
+    "meeting",
+    "kettle",
+    "garden",
+    "printer",
+    "router",
+    "budget",
+    "laptop",
+    "ferry",
+    "cello",
+    "painting",
+    "recipe",
+]
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3)))
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [_word(rng) for _ in range(rng.randint(6, 14))]
+    words[rng.randrange(len(words))] = rng.choice(TOPICS)
+    return " ".join(words).capitalize()
+
+
+def _percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[max(0, int(len(ordered) * 0.95) - 1)]
+
+
+def _new_vault(directory: Path):
+    from affidavit.vault import KdfParams, Vault
+
+    return Vault.create(directory, "bench", kdf=KdfParams.minimum())
+
+
+def measure_store(count: int = 200) -> list[Row]:
+    """Store with embedding, p50/p95 (ms)."""
+    from affidavit.vault.recall import Memory
+
+    rng = random.Random(11)
+    with tempfile.TemporaryDirectory() as tmp:
+        vault = _new_vault(Path(tmp) / "v")
+        memory = Memory(vault)
+        memory.store(text="warm-up memory about the kettle", source="bench")
+        samples = []
+        for _ in range(count):
+            text = _sentence(rng)
+            t0 = time.perf_counter()
+            memory.store(text=text, source="bench")
+            samples.append((time.perf_counter() - t0) * 1000)
+        vault.close()
+    p50, p95 = _percentiles(samples)
+    return [
+        ("store with embedding p50", p50, "ms", "<= 15"),
+        ("store with embedding p95", p95, "ms", ""),
+    ]
+
+
+def _populate(directory: Path, size: int, pool: list[tuple[str, np.ndarray]]) -> None:
+    """Import ``size`` memories with real vectors (noised pool vectors) into a new vault."""
+    from affidavit.vault import NewItem
+    from affidavit.vault.embedder import vector_to_bytes
+
+    rng = np.random.default_rng(size)
+    vault = _new_vault(directory)
+    batch: list[NewItem] = []
+    for i in range(size):
+        text, vec = pool[i % len(pool)]
+        noisy = vec + rng.normal(0, 0.02, vec.shape).astype(np.float32)
+        noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+        data = {"text": f"{text} n{i}", "source": "bench", "kind": "fact", "imported": True}
+        batch.append(NewItem(data, "memory", "default", vector_to_bytes(noisy), id=f"m{i}"))
+        if len(batch) == 2000:
+            vault.put_many(batch)
+            batch = []
+    if batch:
+        vault.put_many(batch)
+    vault.close()
+
+
+def _pool(n: int = 2000) -> list[tuple[str, np.ndarray]]:
+    from affidavit.vault.embedder import shared_embedder
+
+    embedder = shared_embedder()
+    if embedder is None:
+        sys.exit("recall_measures: the embedding model is not installed")
+    rng = random.Random(5)
+    texts = [_sentence(rng) for _ in range(n)]
+    return list(zip(texts, embedder.embed_windows(texts), strict=True))
+
+
+def measure_search(
+    sizes: tuple[int, ...] = (1000, 10_000, 100_000), queries: int = 200
+) -> list[Row]:
+    """Hybrid search p50/p95 (ms) at each vault size, end to end through ``Memory.search``."""
+    from affidavit.vault import Vault
+    from affidavit.vault.recall import Memory
+
+    pool = _pool()
+    rng = random.Random(3)
+    rows: list[Row] = []
+    targets = {10_000: ("<= 10", "<= 20"), 100_000: ("", "<= 30")}
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "v"
+            _populate(path, size, pool)
+            vault = Vault.open(path, passphrase="bench")
+            memory = Memory(vault)
+            t0 = time.perf_counter()
+            _ = memory.index  # build the RAM index from the sealed vectors (no re-embedding)
+            load_s = time.perf_counter() - t0
+            questions = [" ".join(rng.choice(pool)[0].split()[:4]) for _ in range(queries)]
+            memory.search(questions[0])
+            samples = []
+            for q in questions:
+                t1 = time.perf_counter()
+                memory.search(q)
+                samples.append((time.perf_counter() - t1) * 1000)
+            vault.close()
+        p50, p95 = _percentiles(samples)
+        t50, t95 = targets.get(size, ("", ""))
+        rows += [
+            (f"hybrid search p50 @ {size:,}", p50, "ms", t50),
+            (f"hybrid search p95 @ {size:,}", p95, "ms", t95),
+            (f"recall index build @ {size:,}", load_s, "s", ""),
+        ]
+    return rows
+
+
+_RSS_CHILD = """
+import sys
+from pathlib import Path
+from affidavit.vault import Vault
+from affidavit.vault.recall import Memory
+m = Memory(Vault.open(Path(sys.argv[1]), passphrase="bench"))
+m.search("where is the deploy server")
+rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]
+print(int(rss) / 1024)
+"""
+
+
+def measure_rss(size: int = 10_000) -> list[Row]:
+    """Resident memory of a fresh process with the model and ``size`` memories loaded."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "v"
+        _populate(path, size, _pool(500))
+        out = subprocess.run(
+            [sys.executable, "-c", _RSS_CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return [(f"RSS, model + {size:,} memories", float(out.stdout.strip()), "MB", "<= 250")]
+
+
+def measure_all(sizes: tuple[int, ...] = (1000, 10_000, 100_000), queries: int = 200) -> list[Row]:
+    """Every recall row, in table order."""
+    return measure_store() + measure_search(sizes, queries) + measure_rss()
+
+
+def main() -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    parser = argparse.ArgumentParser(description="recall latency and memory")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    table = Table(title=f"recall (run {secrets.token_hex(2)})")
+    for name in ("metric", "value", "unit", "target"):
+        table.add_column(name)
+    for metric, value, unit, target in measure_all(tuple(args.sizes), args.queries):
+        table.add_row(metric, f"{value:.2f}", unit, target)
+    Console(width=120).print(table)
+
+
+if __name__ == "__main__":
+    main()
