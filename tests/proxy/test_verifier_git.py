@@ -303,3 +303,15 @@ def test_overlapping_commits_are_not_held_against_each_other(repo: Path) -> None
     # Once the windows are closed, a lone lie is contradicted again.
     lone = commit_ctx(repo, "third")
     assert judge(V, lone, lambda: said(sha_second)).verdict is Verdict.CONTRADICTED
+
+
+def test_a_commit_cleaned_up_by_the_users_git_config_is_not_a_lie(repo: Path) -> None:
+    git(repo, "config", "commit.cleanup", "strip")
+    message = "Subject\n# a comment line git drops\nBody"
+    ctx = commit_ctx(repo, message)
+
+    def act():
+        git(repo, "commit", "-q", "-m", message)
+        return said(git(repo, "rev-parse", "HEAD"))
+
+    assert judge(V, ctx, act).verdict is Verdict.VERIFIED

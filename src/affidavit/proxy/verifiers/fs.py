@@ -25,7 +25,7 @@ from typing import Any
 
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
 from affidavit.proxy.verifiers.locate import resolve_file
-from affidavit.proxy.verifiers.overlap import Overlaps, excuse_overlap
+from affidavit.proxy.verifiers.overlap import WINDOWS, excuse_overlap
 from affidavit.proxy.verifiers.replies import (
     Judge,
     backend_failed,
@@ -127,6 +127,10 @@ class _Before:
     window: int | None = None
 
 
+def _inside(path: Path, root: Path) -> bool:
+    return path.is_relative_to(os.path.realpath(root))
+
+
 def _valid_edits(value: Any) -> bool:
     return isinstance(value, list) and all(
         isinstance(e, Mapping)
@@ -140,9 +144,6 @@ class FilesystemVerifier:
     """Re-reads the files a filesystem tool claims to have written, edited or moved."""
 
     name = "filesystem"
-
-    def __init__(self) -> None:
-        self._overlaps = Overlaps()
 
     def applies(self, ctx: CallContext) -> bool:
         if ctx.method != "tools/call" or ctx.name not in TOOLS:
@@ -163,7 +164,11 @@ class FilesystemVerifier:
     def snapshot(self, ctx: CallContext) -> _Before:
         before = self._snapshot(ctx)
         paths = [p for p in (before.path, before.destination) if p is not None]
-        return replace(before, window=self._overlaps.begin(map(str, paths)) if paths else None)
+        if not paths:
+            return before
+        around = [r for r in map(Path, ctx.roots) if any(_inside(p, r) for p in paths)]
+        keys = [str(p) for p in paths] + [os.path.realpath(r) for r in around]
+        return replace(before, window=WINDOWS.begin(keys))
 
     def _snapshot(self, ctx: CallContext) -> _Before:
         if ctx.name == "move_file":
@@ -194,7 +199,7 @@ class FilesystemVerifier:
         try:
             receipt = self._judge(ctx, before, result)
         finally:
-            overlapped = window is not None and self._overlaps.end(window)
+            overlapped = window is not None and WINDOWS.end(window)
         return excuse_overlap(receipt, overlapped)
 
     def _judge(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:

@@ -25,6 +25,7 @@ or anything in a repository it cannot place (``unchecked``).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from typing import Any
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt, Verdict
 from affidavit.proxy.verifiers.gitrepo import HEX40, GitRepo, GitUnavailable, RefState, open_repo
 from affidavit.proxy.verifiers.locate import call_repo, string_arg
-from affidavit.proxy.verifiers.overlap import Overlaps, excuse_overlap
+from affidavit.proxy.verifiers.overlap import WINDOWS, excuse_overlap
 from affidavit.proxy.verifiers.replies import Judge, backend_failed, is_error, structured, text_of
 
 # Tool -> the arguments whose meaning this verifier knows. A call with any other argument
@@ -62,6 +63,11 @@ def clean_message(message: str) -> str:
     return "\n".join(out).strip("\n")
 
 
+def _without_comments(message: str) -> str:
+    """The message as ``commit.cleanup=strip`` leaves it (``#`` lines dropped)."""
+    return "\n".join(line for line in message.split("\n") if not line.startswith("#"))
+
+
 def _str_list(value: Any) -> list[str] | None:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return value
@@ -87,9 +93,6 @@ class GitVerifier:
 
     name = "git"
 
-    def __init__(self) -> None:
-        self._overlaps = Overlaps()
-
     def applies(self, ctx: CallContext) -> bool:
         if ctx.method != "tools/call" or ctx.name not in TOOLS:
             return False
@@ -114,7 +117,7 @@ class GitVerifier:
             return _Before(repo=None)
         index_clean = repo.index_matches_head() if ctx.name == "git_checkout" else None
         state = repo.state()
-        window = self._overlaps.begin([str(repo.git_dir)])
+        window = WINDOWS.begin([os.path.realpath(repo.path)])
         return _Before(repo=repo, state=state, index_clean=index_clean, window=window)
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
@@ -122,7 +125,7 @@ class GitVerifier:
         try:
             receipt = self._judge(ctx, before, result)
         finally:
-            overlapped = window is not None and self._overlaps.end(window)
+            overlapped = window is not None and WINDOWS.end(window)
         return excuse_overlap(receipt, overlapped)
 
     def _judge(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
@@ -263,9 +266,10 @@ class GitVerifier:
             return judge.contradicted(
                 Evidence(f"commit {sha} already existed before the call", where)
             )
-        wanted = clean_message(ctx.arguments["message"])
+        requested = ctx.arguments["message"]
+        wanted = clean_message(requested)
         recorded = clean_message(commit.message)
-        if recorded != wanted:
+        if recorded not in (wanted, clean_message(_without_comments(requested))):
             return judge.contradicted(
                 Evidence(
                     "the commit carries another message than the one requested",

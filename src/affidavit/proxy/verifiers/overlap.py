@@ -81,6 +81,12 @@ class Overlaps:
         return mine.start - other.start <= self.grace_s  # still open: only if recent
 
 
+# One registry for every built-in verifier, so a file write and a status read on the same
+# repository see each other: keys are resolved paths (files, and the roots/repositories around
+# them).
+WINDOWS = Overlaps()
+
+
 def excuse_overlap(receipt: Receipt, overlapped: bool) -> Receipt:
     """A contradiction found while another call on the same key was in flight: unchecked."""
     if not overlapped or receipt.verdict is not Verdict.CONTRADICTED:

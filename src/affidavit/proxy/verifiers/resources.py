@@ -7,7 +7,8 @@ file, exactly the same bytes (text as UTF-8, or base64 blob). The comparison is 
 against the values re-derived with git, never a fuzzy match.
 
 What it cannot prove: what the state was at the instant the backend read it — a change made
-between the read and the check (by another process) looks like a fabricated read. A file path
+between the read and the check by another process looks like a fabricated read (one made by
+another call through the proxy is recognised, and the verdict is then ``unchecked``). A file path
 that does not stay inside the repository (``..``, a symlink out) is not looked at
 (``unchecked``).
 """
@@ -26,6 +27,7 @@ from typing import Any
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
 from affidavit.proxy.verifiers.gitrepo import GitRepo, GitUnavailable, open_repo
 from affidavit.proxy.verifiers.locate import call_repo, resolve_under
+from affidavit.proxy.verifiers.overlap import WINDOWS, excuse_overlap
 from affidavit.proxy.verifiers.replies import Judge
 
 STATUS_URI = "repo://status"
@@ -97,11 +99,19 @@ class ResourceVerifier:
             ctx.name in (STATUS_URI, LOG_URI) or ctx.name.startswith(FILE_PREFIX)
         )
 
-    def snapshot(self, ctx: CallContext) -> None:
-        """Nothing to record: a read changes nothing, so the state after the reply is judged."""
-        return None
+    def snapshot(self, ctx: CallContext) -> int | None:
+        """Only the call's window: a read changes nothing, so the state after it is judged."""
+        path = call_repo(ctx)
+        return WINDOWS.begin([os.path.realpath(path)]) if path is not None else None
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
+        try:
+            receipt = self._judge(ctx, result)
+        finally:
+            overlapped = isinstance(before, int) and WINDOWS.end(before)
+        return excuse_overlap(receipt, overlapped)
+
+    def _judge(self, ctx: CallContext, result: Mapping[str, Any]) -> Receipt:
         judge = Judge(self.name, f"read {ctx.name}")
         path = call_repo(ctx)
         repo = open_repo(path) if path is not None else None
