@@ -676,10 +676,7 @@ class ProxyInterceptor:
             return _unchecked("none", ctx.name, "no verifier for this tool")
         if not snapshot_ok:
             return _unchecked(verifier.name, ctx.name, "the pre-call snapshot failed")
-        if result.get("isError") is True:
-            return _unchecked(
-                verifier.name, ctx.name, "the tool reported an error; nothing claimed"
-            )
+        # an isError reply is judged too: it claims nothing, but the verifier closes its books
         if result.get("resultType") == "input_required":
             return _unchecked(verifier.name, ctx.name, "the tool asked for more input")
         t0 = time.perf_counter()
