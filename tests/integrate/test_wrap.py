@@ -130,3 +130,45 @@ def test_affidavit_own_server_is_never_wrapped(home):
     result = run_cli(["wrap", "--client", "cursor"], home)
     assert "affidavit: skip: affidavit's own server" in result.stdout
     assert (home / ".cursor" / "mcp.json").read_text() == before
+
+
+def test_a_wrapped_entry_really_launches_the_server_behind_the_proxy(home, tmp_path):
+    import asyncio
+    import subprocess
+    import sys
+
+    from mcp import Client, StdioServerParameters
+
+    from tests.support import cli_env
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    config = home / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    original = json.dumps(
+        {
+            "mcpServers": {
+                "git": {
+                    "command": sys.executable,
+                    "args": ["-m", "mcp_server_git", "--repository", str(repo)],
+                }
+            }
+        },
+        indent=2,
+    )
+    config.write_text(original)
+    assert run_cli(["wrap", "--client", "cursor"], home).returncode == 0
+    entry = json.loads(config.read_text())["mcpServers"]["git"]
+    assert entry["args"][:2] == ["proxy", "--"]
+
+    async def scenario():
+        params = StdioServerParameters(
+            command=entry["command"], args=entry["args"], env=cli_env(home)
+        )
+        async with Client(params) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert "git_status" in names
+
+    asyncio.run(scenario())
+    assert run_cli(["unwrap", "--client", "cursor"], home).returncode == 0
+    assert config.read_text() == original
