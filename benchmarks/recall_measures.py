@@ -16,6 +16,7 @@ Each ``measure_*`` function returns rows ``(metric, value, unit, target)``. Run 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import secrets
 import statistics
@@ -28,6 +29,8 @@ from pathlib import Path
 import numpy as np
 
 Row = tuple[str, float, str, str]
+#: The passphrase of the benchmark's temporary vaults (random per run, never a secret).
+THROWAWAY = secrets.token_urlsafe(12)
 SYLLABLES = [
     "ka",
     "lo",
@@ -96,7 +99,7 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
 def _new_vault(directory: Path):
     from affidavit.vault import KdfParams, Vault
 
-    return Vault.create(directory, "bench", kdf=KdfParams.minimum())
+    return Vault.create(directory, THROWAWAY, kdf=KdfParams.minimum())
 
 
 def measure_store(count: int = 200) -> list[Row]:
@@ -170,7 +173,7 @@ def measure_search(
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "v"
             _populate(path, size, pool)
-            vault = Vault.open(path, passphrase="bench")
+            vault = Vault.open(path, passphrase=THROWAWAY)
             memory = Memory(vault)
             t0 = time.perf_counter()
             _ = memory.index  # build the RAM index from the sealed vectors (no re-embedding)
@@ -198,7 +201,7 @@ import sys
 from pathlib import Path
 from affidavit.vault import Vault
 from affidavit.vault.recall import Memory
-m = Memory(Vault.open(Path(sys.argv[1]), passphrase="bench"))
+m = Memory(Vault.open(Path(sys.argv[1])))  # AFFIDAVIT_PASSPHRASE from the environment
 m.search("where is the deploy server")
 rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]
 print(int(rss) / 1024)
@@ -212,6 +215,7 @@ def measure_rss(size: int = 10_000) -> list[Row]:
         _populate(path, size, _pool(500))
         out = subprocess.run(
             [sys.executable, "-c", _RSS_CHILD, str(path)],
+            env={**os.environ, "AFFIDAVIT_PASSPHRASE": THROWAWAY},
             capture_output=True,
             text=True,
             check=True,

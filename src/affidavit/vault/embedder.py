@@ -8,9 +8,10 @@ Why this shape:
   once when the model is first loaded (a swapped file would silently change every vector).
 - One model per process (:func:`shared_embedder`): loading costs ~0.3 s and ~60 MB, and a
   second copy buys nothing.
-- onnxruntime gets at most two intra-op threads and one inter-op thread: this runs on
-  2-core laptops and CI boxes next to other agents, and a query embeds one short text, for
-  which more threads only add synchronisation cost.
+- onnxruntime runs on one thread without spin-waiting: this runs on 2-core laptops and CI
+  boxes next to other agents, and a query embeds ~20 tokens, for which a second thread only
+  adds synchronisation; on this box under load, 2 threads measured 51 ms p50 per query
+  embedding against 14 ms for 1 (docs/adr/0051-embedding-model.md).
 - Long text is cut into overlapping token windows (:data:`WINDOW_TOKENS`, stride
   :data:`WINDOW_STRIDE`), each embedded on its own; recall scores a memory by its best
   window, so a fact at the end of a long record is as findable as one at its start.
@@ -119,8 +120,9 @@ class Embedder:
         self._cls = self._tokenizer.token_to_id("[CLS]")
         self._sep = self._tokenizer.token_to_id("[SEP]")
         options = ort.SessionOptions()
-        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         # The arena keeps the peak of the largest import batch resident for the life of the
         # process; without it a server's RSS returns to the model's own size after a batch.
