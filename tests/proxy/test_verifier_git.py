@@ -131,7 +131,11 @@ def test_dev_server_commit_with_paths_and_structured_hash(repo: Path) -> None:
         git(repo, "commit", "-q", "--only", "-m", "Only b", "--", "b.txt")
         return tool_result("committed", {"commit_hash": git(repo, "rev-parse", "HEAD")})
 
-    assert judge(V, ctx, honest).verdict is Verdict.VERIFIED
+    receipt = judge(V, ctx, honest)
+    assert receipt.verdict is Verdict.VERIFIED
+    assert V.still_holds(ctx, receipt)  # a.txt is still staged, but the commit was only b.txt
+    (repo / "b.txt").write_text("b changed\n")
+    assert not V.still_holds(ctx, receipt)
     (repo / "c.txt").write_text("c\n")
     args = {"message": "Only c", "paths": ["c.txt"]}
     ctx = call("git_commit", args, backend_command=dev_command(repo))

@@ -161,7 +161,9 @@ class GitVerifier:
         try:
             kind = vouched.get("kind")
             if kind == "commit":
-                return repo.head().sha == vouched["sha"] and repo.index_matches_head()
+                paths = vouched.get("paths")
+                settled = not repo.changed(paths) if paths else repo.index_matches_head()
+                return repo.head().sha == vouched["sha"] and settled
             if kind == "staged":
                 return not repo.unstaged(vouched["paths"])
             if kind == "unstaged":
@@ -302,7 +304,7 @@ class GitVerifier:
                 where,
                 details={"sha": sha, "parent": actual_parent, "tree": commit.tree},
             ),
-            vouched={"kind": "commit", "repo": where, "sha": sha},
+            vouched={"kind": "commit", "repo": where, "sha": sha, "paths": paths},
         )
 
     @staticmethod
