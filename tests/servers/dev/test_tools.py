@@ -183,6 +183,7 @@ async def check_bad_arguments_and_docker(client, repo: Path) -> None:
         ("read_file", {"path": "missing.txt"}, "no file 'missing.txt'"),
         ("read_file", {"path": "src"}, "not a regular file"),
         ("no_such_tool", {}, "unknown tool"),
+        ("read_file", {"path": "a\x00b"}, "NUL byte"),
     ]
     for name, args, message in cases:
         result = await client.call_tool(name, args)

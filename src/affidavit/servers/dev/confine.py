@@ -33,6 +33,10 @@ def repo_path(root: Path, raw: str, *, what: str = "path") -> Path:
         raise InputError(f"{what} must be a non-empty string")
     if len(raw) > MAX_PATH_CHARS or "\x00" in raw:
         raise InputError(f"{what} is too long or contains a NUL byte")
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{what} is not valid Unicode (it has a lone surrogate)") from None
     if raw.startswith("-"):
         raise ConfinementError(
             f"{what} {raw!r} looks like a command-line option", "name a file inside the repository"

@@ -24,7 +24,12 @@ def write_file(root: Path, path: str, content: str) -> dict[str, Any]:
     if not isinstance(content, str):
         raise InputError("content must be a string")
     target = confine.repo_path(root, path)
-    data = content.encode("utf-8", errors="surrogatepass")
+    try:
+        data = content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(
+            "content is not valid Unicode (it has a lone surrogate)", "send real text"
+        ) from None
     if len(data) > MAX_FILE_BYTES:
         raise InputError(f"content is larger than {MAX_FILE_BYTES} bytes", "write it in parts")
     if target.is_dir():
