@@ -18,6 +18,7 @@ TOKEN = "tok-loopback-very-secret-123"
 class Recorder:
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, str], dict | None]] = []
+        self.push: list[dict] = []
 
 
 def make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
@@ -40,7 +41,11 @@ def make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             recorder.requests.append(("GET", dict(self.headers), None))
-            self._send(405)
+            if not recorder.push:
+                self._send(405)
+                return
+            stream = "".join(f"data: {json.dumps(m)}\n\n" for m in recorder.push)
+            self._send(200, stream.encode(), ctype="text/event-stream")
 
         def do_DELETE(self) -> None:
             recorder.requests.append(("DELETE", dict(self.headers), None))
@@ -206,3 +211,17 @@ def test_header_and_url_misuse_is_refused(home, tmp_path, args, message):
     result = run_cli(["proxy", "--audit-log", str(tmp_path / "a.jsonl"), *args], home)
     assert result.returncode == 2 and message in result.stderr
     assert "literal" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_server_messages_on_the_get_stream_reach_the_host(http_backend, home, tmp_path):
+    url, recorder = http_backend
+    recorder.push = [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
+    proxy = start(
+        url, home, tmp_path, "--header-from-env", "Authorization=A", env={"A": f"Bearer {TOKEN}"}
+    )
+    initialize(proxy)
+    assert proxy.recv()["method"] == "notifications/tools/list_changed"
+    gets = [headers for verb, headers, _ in recorder.requests if verb == "GET"]
+    assert (
+        gets and gets[0]["Mcp-Session-Id"] == "sess-42" and gets[0]["Accept"] == "text/event-stream"
+    )
