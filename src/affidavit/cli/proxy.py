@@ -38,7 +38,10 @@ proxy_app = typer.Typer(
     invoke_without_command=True,
     add_completion=False,
     rich_markup_mode=None,
-    help="Front an MCP server: verify its claims, replay verified retries, enforce a policy.",
+    help=(
+        "Front an MCP server: verify its claims, replay verified retries, enforce a policy. "
+        "Run it as: affidavit proxy [OPTIONS] -- BACKEND CMD ARGS...  (or --backend-url URL)."
+    ),
 )
 
 
