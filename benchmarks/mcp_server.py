@@ -1,6 +1,7 @@
 """The memory MCP server over real stdio: start-up, search and store latency, RSS, cross-agent.
 
     python benchmarks/mcp_server.py [--memories 10000] [--queries 200] [--stores 50]
+                                    [--workdir DIR]   (keep the filled vault there and reuse it)
 
 Every figure is measured on ``python -m affidavit serve`` child processes driven by a minimal
 JSON-RPC client over their stdin/stdout pipes (so the client's own cost stays out of the
@@ -21,6 +22,7 @@ Targets (issue 5): start to ready <= 1.0 s; search p50 <= 20 ms at 10k; visibili
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+PASSPHRASE = "benchmark passphrase, not a secret"  # noqa: S105 - a throwaway benchmark vault
 
 PEOPLE = ["Ada", "Ben", "Chloe", "Dev", "Elif", "Femi", "Gus", "Hana", "Ivo", "Jun", "Kai"]
 THINGS = [
@@ -154,7 +157,7 @@ def _fill(vault_dir: Path, count: int) -> None:
     from affidavit.vault import Vault
     from affidavit.vault.recall import Memory
 
-    with Vault.create(vault_dir, "benchmark passphrase, not a secret") as vault:
+    with Vault.create(vault_dir, PASSPHRASE) as vault:
         memory = Memory(vault)
         started = time.perf_counter()
         rows = [{"text": t} for t in synthetic(count)]
@@ -163,19 +166,36 @@ def _fill(vault_dir: Path, count: int) -> None:
         vault.start_session()
 
 
+def _unlock(vault_dir: Path) -> None:
+    """Start a session on a vault kept from an earlier run."""
+    from affidavit.vault import Vault
+
+    with Vault.open(vault_dir, passphrase=PASSPHRASE) as vault:
+        vault.start_session()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--stores", type=int, default=50)
+    parser.add_argument("--workdir", type=Path, help="keep the filled vault here; reuse it")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="affidavit-bench-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.workdir is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="affidavit-bench-"))
+        else:
+            tmp = str(args.workdir.resolve() / f"n{args.memories}")
+            Path(tmp).mkdir(parents=True, exist_ok=True)
         run = Path(tmp) / "run"
-        run.mkdir(mode=0o700)
+        run.mkdir(mode=0o700, exist_ok=True)
         os.environ["XDG_RUNTIME_DIR"] = str(run)
         vault_dir = Path(tmp) / "vault"
-        _fill(vault_dir, args.memories)
+        if not vault_dir.exists():
+            _fill(vault_dir, args.memories)
+        else:
+            _unlock(vault_dir)
         env = {k: v for k, v in os.environ.items() if not k.startswith("AFFIDAVIT_")}
         env.update(
             {
