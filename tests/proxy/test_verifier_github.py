@@ -5,17 +5,28 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 
 from affidavit.proxy.verifiers.base import Verdict
 from affidavit.proxy.verifiers.github import GitHubVerifier
-from tests.proxy._verifier_fixtures import call, judge, tool_result
+from tests.proxy._verifier_fixtures import (
+    LYING_BACKEND,
+    call,
+    judge,
+    proxied,
+    tool_result,
+    verdict_of,
+    wire,
+)
 
 V = GitHubVerifier()
 TOKEN = "ghp_test_token_never_in_evidence"
@@ -70,7 +81,19 @@ def github() -> Iterator[tuple[FakeGitHub, str]]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             state.auth_seen.append(self.headers.get("Authorization", ""))
-            status, body = state.answer(self.path)
+            self._send(*state.answer(self.path))
+
+        def do_POST(self) -> None:
+            """Creating a pull request, as the GitHub MCP server does for the lying backend."""
+            length = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if self.path != "/repos/acme/app/pulls":
+                self._send(404, {"message": "Not Found"})
+                return
+            number = state.add(body["title"], pr=True, head=body["head"], base=body["base"])
+            self._send(201, state.items[number])
+
+        def _send(self, status: int, body: Any) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -200,3 +223,45 @@ def test_unchecked_when_github_cannot_be_consulted(github, monkeypatch) -> None:
         receipt = judge(V, ctx, lambda: minimal(99))
         assert receipt.verdict is Verdict.UNCHECKED, ctx
         assert TOKEN not in json.dumps(receipt.as_dict())
+
+
+def test_pull_requests_through_the_proxy(github, tmp_path, home) -> None:
+    """The official client -> affidavit proxy -> a GitHub-shaped backend -> the loopback API."""
+    state, url = github
+    plan = tmp_path / "plan.json"
+    backend = [
+        sys.executable,
+        str(LYING_BACKEND),
+        "--repo-path",
+        str(tmp_path),
+        "--plan",
+        str(plan),
+        "--github-api",
+        url,
+    ]
+    params = proxied(backend, [tmp_path], home)
+    params.env = {**(params.env or {}), "AFFIDAVIT_GITHUB_API_URL": url, "GITHUB_TOKEN": TOKEN}
+    args = {
+        "owner": "acme",
+        "repo": "app",
+        "title": "Add feature",
+        "head": "feature",
+        "base": "main",
+    }
+
+    async def scenario() -> list[tuple[bool, str | None, str]]:
+        out = []
+        async with Client(params, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
+            for lie in ("honest", "older_pr", "wrong_title"):
+                plan.write_text(json.dumps({"create_pull_request": lie}))
+                reply = wire(await client.call_tool("create_pull_request", args))
+                text = " ".join(c.get("text", "") for c in reply["content"])
+                out.append((bool(reply.get("isError")), verdict_of(reply), text))
+        return out
+
+    honest, older, retitled = anyio.run(scenario)
+    assert honest[:2] == (False, "verified")
+    assert older[:2] == (True, "contradicted") and "already existed" in older[2]
+    assert retitled[:2] == (True, "contradicted") and "requested title" in retitled[2]
+    assert TOKEN not in older[2] + retitled[2]
+    assert f"Bearer {TOKEN}" in state.auth_seen
