@@ -6,7 +6,8 @@ evaluation only and never copied into the repo or the package) into the generic 
 session's date, group = the session), one query per QA item (relevant = its evidence turns).
 Categories 1-4 are scored; category 5 (adversarial, unanswerable) is reported separately.
 
-    python benchmarks/locomo.py [--data PATH] [--conversations N] [--json OUT] [--write-jsonl DIR]
+    python benchmarks/locomo.py [--data PATH] [--conversations N] [--json OUT]
+                                [--set W_VEC=0.75 --set W_LEX=0.25] [--write-jsonl DIR]
 
 Embedding the 5,882 turns costs about a minute of CPU on a 2-core machine; nothing is cached.
 """
@@ -76,7 +77,7 @@ def main() -> None:
     from rich.console import Console
     from rich.progress import Progress
 
-    from affidavit.vault import bench
+    from affidavit.vault import bench, ranking
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -89,6 +90,11 @@ def main() -> None:
         help="also write corpus.jsonl/queries.jsonl here (outside the repo)",
     )
     args = parser.parse_args()
+    for assignment in args.set:
+        name, _, value = assignment.partition("=")
+        if not hasattr(ranking, name) or not name.isupper():
+            sys.exit(f"locomo: {name!r} is not a constant of affidavit.vault.ranking")
+        setattr(ranking, name, type(getattr(ranking, name))(value))
     if not args.data.is_file():
         sys.exit(f"locomo: {args.data} not found; pass --data PATH to locomo10.json")
     corpus, queries = convert(json.loads(args.data.read_text()), args.conversations)
