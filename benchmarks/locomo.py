@@ -84,6 +84,13 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
     parser.add_argument("--json", type=Path, default=None, help="write the report here")
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a ranking constant for this run (the tuning sweep in docs/recall.md)",
+    )
+    parser.add_argument(
         "--write-jsonl",
         type=Path,
         default=None,
