@@ -10,6 +10,7 @@ notice.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -363,27 +364,29 @@ class MemoryTools:
         return out
 
     def memory_lock(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Drop keys and end the unlock session; report, never raise, what failed."""
+        """Drop keys, then end the unlock session; report, never raise, what failed.
+
+        The passphrase variable is removed from this process's environment too, so a panic
+        lock sticks: the server reopens the vault only after the user unlocks it again.
+        """
         from affidavit.core import paths
         from affidavit.vault import session
+        from affidavit.vault.api import PASSPHRASE_ENV
 
         failures: list[str] = []
         memory, self._memory = self._memory, None
+        directory = self.vault_path or paths.vault_dir()
+        os.environ.pop(PASSPHRASE_ENV, None)
         if memory is not None:
+            directory = memory.vault.path
             try:
-                memory.vault.lock()
-            except Exception as exc:  # keep going: the key must go regardless
-                failures.append(f"locking the open vault: {_describe(exc)}")
-            finally:
-                try:
-                    memory.vault.close()
-                except Exception as exc:
-                    failures.append(f"closing the vault file: {_describe(exc)}")
-        else:
-            try:
-                session.clear(self.vault_path or paths.vault_dir())
+                memory.vault.close()  # keys and plaintext first, whatever happens next
             except Exception as exc:
-                failures.append(f"clearing the unlock credential: {_describe(exc)}")
+                failures.append(f"closing the vault file: {_describe(exc)}")
+        try:
+            session.clear(directory)
+        except Exception as exc:
+            failures.append(f"clearing the unlock credential: {_describe(exc)}")
         return {"locked": True, "failures": failures}
 
     def memory_unlock(self, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -165,3 +165,15 @@ def test_memory_lock_ends_the_session_for_every_server(setup):
             assert "affidavit unlock" in error_text(await first.call_tool("memory_recent", {}))
 
     run(scenario)
+
+
+def test_a_panic_lock_sticks_even_when_the_passphrase_came_from_the_environment(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env(**LIGHT)) as client:
+            body(await client.call_tool("memory_store", _store("Opened by AFFIDAVIT_PASSPHRASE.")))
+            assert body(await client.call_tool("memory_lock", {}))["locked"] is True
+            after = await client.call_tool("memory_recent", {})
+            assert "affidavit unlock" in error_text(after)
+            assert body(await client.call_tool("memory_status", {}))["locked"] is True
+
+    run(scenario)
