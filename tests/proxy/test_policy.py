@@ -184,12 +184,12 @@ def test_proxy_replay_reports_calls_a_new_policy_would_change(raw_proxy, tmp_pat
     assert "2 recorded calls; 1 would be decided differently" in text.stdout
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize("approve", [True, False])
 @pytest.mark.anyio
-async def test_official_client_approves_through_elicitation_in_both_eras(
-    home, tmp_path, backend_log, mode, approve
+async def test_official_client_approves_a_stateless_call_through_input_required(
+    home, tmp_path, backend_log, approve
 ):
+    """2026-07-28: no server-to-client request mid-call, so the proxy answers input_required."""
     import mcp_types as types
 
     from tests.proxy.conftest import RAW_BACKEND, proxy_env
@@ -203,8 +203,10 @@ async def test_official_client_approves_through_elicitation_in_both_eras(
 
     args = ["proxy", "--audit-log", str(tmp_path / "a.jsonl"),
             "--policy", str(write_policy(tmp_path)), "--", *RAW_BACKEND]  # fmt: skip
-    env = {k: v for k, v in proxy_env(home, {"RAW_BACKEND_LOG": str(backend_log)}).items()}
-    async with mcp_client(args, home, env=env, mode=mode, elicitation_callback=on_elicit) as client:
+    env = proxy_env(home, {"RAW_BACKEND_LOG": str(backend_log)})
+    async with mcp_client(
+        args, home, env=env, mode="2026-07-28", elicitation_callback=on_elicit
+    ) as client:
         result = await client.call_tool("echo", {"mode": "ask", "note": "shown in full"})
     assert len(shown) == 1 and "shown in full" in shown[0]
     assert result.is_error is (not approve)

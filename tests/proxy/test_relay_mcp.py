@@ -138,3 +138,28 @@ async def test_dev_server_through_the_proxy(home, tmp_path):
         assert not result.is_error
         assert receipt_of(result)["verdict"] == "verified", receipt_of(result)
     assert (repo / "notes.md").read_text() == "dev server\n"
+
+
+@pytest.mark.skipif(not (NODE_TOOLS / ".bin" / "node").exists(), reason="node tools not installed")
+def test_mcp_inspector_cli_through_the_proxy(home, tmp_path):
+    """Another real client (the TypeScript SDK inside MCP Inspector) sees receipts and the audit."""
+    from tests.proxy.conftest import proxy_env
+
+    repo = make_repo(tmp_path / "repo")
+    wrapper = tmp_path / "proxied-git.sh"
+    wrapper.write_text(
+        f"#!/bin/sh\nexec {PYTHON} -m affidavit proxy --receipts --audit-log {tmp_path / 'a.jsonl'}"
+        f" -- {PYTHON} -m mcp_server_git --repository {repo}\n"
+    )
+    wrapper.chmod(0o755)
+    cli = NODE_TOOLS / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js"
+    done = subprocess.run(
+        [str(NODE_TOOLS / ".bin" / "node"), str(cli), str(wrapper), "--method", "tools/call",
+         "--tool-name", "git_status", "--tool-arg", f"repo_path={repo}"],
+        capture_output=True, text=True, timeout=120, env=proxy_env(home, GIT_ENV),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert "working tree clean" in result["content"][0]["text"]
+    assert result["content"][-1]["text"].startswith("[affidavit receipt] UNCHECKED")
+    assert verify_log(tmp_path / "a.jsonl").entries == 1
