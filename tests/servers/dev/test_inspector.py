@@ -34,12 +34,7 @@ def inspector(repo: Path, home: Path, *args: str) -> dict:
 
 
 @pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector not installed (.ci/node-tools)")
-def test_inspector_lists_and_calls_tools(repo: Path, home: Path) -> None:
-    listed = inspector(repo, home, "--method", "tools/list")
-    tools = {t["name"]: t for t in listed["tools"]}
-    assert {"write_file", "git_commit", "run_ci_pipeline", "draft_commit_message"} <= set(tools)
-    assert tools["git_commit"]["outputSchema"]["required"] == ["commit_hash"]
-
+def test_inspector_calls_a_tool(repo: Path, home: Path) -> None:
     wrote = inspector(
         repo,
         home,
