@@ -109,6 +109,8 @@ def test_audit_resource_shows_only_this_sessions_entries(raw_proxy):
     second.call(1, "echo", {"n": 2})
     listing = second.request(2, "resources/list")
     assert [r["uri"] for r in listing["result"]["resources"]] == ["affidavit://audit"]
+    templates = second.request(4, "resources/templates/list")  # the backend has no resources
+    assert templates["result"] == {"resourceTemplates": []}
     read = second.request(3, "resources/read", {"uri": "affidavit://audit"})
     entries = json.loads(read["result"]["contents"][0]["text"])
     assert [e["arguments"] for e in entries] == [{"n": 2}]

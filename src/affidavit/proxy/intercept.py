@@ -153,6 +153,7 @@ class ProxyInterceptor:
             "tools/call",
             "resources/read",
             "resources/list",
+            "resources/templates/list",
         }
         if self.pins is not None:
             methods.add("tools/list")
@@ -262,6 +263,8 @@ class ProxyInterceptor:
             await self._resources_list(request)
         elif method == "tools/list":
             await self._tools_list(request)
+        elif method == "resources/templates/list":
+            await self._templates_list(request)
         else:
             await self._handshake(request)
 
@@ -363,6 +366,16 @@ class ProxyInterceptor:
             request.answer(listing)
             return
         request.reply(line)
+
+    async def _templates_list(self, request: HostRequest) -> None:
+        """A backend without resources (the proxy added the capability) lists no templates."""
+        line = await request.forward()
+        _, message = _result_of(line)
+        error = message.get("error")
+        if isinstance(error, dict) and error.get("code") == jsonrpc.METHOD_NOT_FOUND:
+            request.answer({"resourceTemplates": []})
+        else:
+            request.reply(line)
 
     async def _resources_read(self, request: HostRequest) -> None:
         uri = request.params.get("uri")
