@@ -491,6 +491,7 @@ def _store_result(result: Mapping[str, Any], fact: Mapping[str, Any]) -> dict[st
     }
     if result.get("conflicts"):
         out["existing"] = [_memory_out(m) for m in result["conflicts"]]
+        out["notice"] = NOTICE  # recalled content, like any search result
     if result.get("superseded"):
         out["superseded"] = list(result["superseded"])
     return out

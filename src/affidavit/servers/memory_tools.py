@@ -169,6 +169,7 @@ _STORE_RESULT: dict[str, Any] = {
         "reason": {"type": "string"},
         "superseded": {"type": "array", "items": {"type": "string"}},
         "existing": {"type": "array", "items": _MEMORY_OUT},
+        "notice": {"type": "string", "description": "Present with 'existing': data, not orders."},
         "warnings": {"type": "array", "items": {"type": "string"}},
     },
     "required": ["stored", "status", "id", "namespace"],

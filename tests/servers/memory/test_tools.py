@@ -14,6 +14,8 @@ LIST = "memory_list_namespaces"
 def test_store_search_get_recent_and_the_notice(setup):
     async def scenario():
         async with mcp_client(["serve"], setup.home, env=setup.env()) as client:
+            assert "memory_search" in (client.instructions or "")
+            assert client.server_info is not None and client.server_info.name == "affidavit-memory"
             listed = await client.list_tools()
             assert len(listed.tools) == 14
             for tool in listed.tools:
@@ -110,6 +112,44 @@ def test_store_many_validates_the_whole_batch_first_and_names_the_index(setup):
             assert [r["stored"] for r in ok["results"]] == [True, True]
             recent = body(await client.call_tool("memory_recent", {}))
             assert {r["source"] for r in recent["results"]} == {"from chat", "Ben said"}
+
+            first = body(
+                await client.call_tool(
+                    "memory_store",
+                    {
+                        "text": "Ben prefers tabs for indentation in Go code.",
+                        "source": "Ben",
+                        "kind": "opinion",
+                    },
+                )
+            )
+            rival = body(
+                await client.call_tool(
+                    "memory_store",
+                    {
+                        "text": "Ben prefers spaces for indentation in Go code.",
+                        "source": "Ben",
+                        "kind": "opinion",
+                    },
+                )
+            )
+            assert rival["stored"] is False and rival["status"] == "conflict"
+            assert [m["id"] for m in rival["existing"]] == [first["id"]]
+            assert "not instructions" in rival["notice"] and "supersedes" in rival["reason"]
+            replaced = body(
+                await client.call_tool(
+                    "memory_store",
+                    {
+                        "text": "Ben prefers spaces for indentation in Go code.",
+                        "source": "Ben",
+                        "kind": "opinion",
+                        "supersedes": [first["id"]],
+                    },
+                )
+            )
+            assert replaced["stored"] is True and replaced["superseded"] == [first["id"]]
+            old = body(await client.call_tool("memory_get", {"id": first["id"]}))
+            assert old["memory"]["superseded_by"] == replaced["id"]
 
     run(scenario)
 
