@@ -42,7 +42,7 @@ def _one_kill(
     assert zygote.stdin is not None and zygote.stdout is not None
     zygote.stdin.write(f"r{round_} {rng.choice([1, BATCH])} 5\n")
     zygote.stdin.flush()
-    wanted = rng.randint(1, 12)  # acknowledged lines before the kill window opens
+    wanted = rng.randint(1, 6)  # acknowledged lines before the kill window opens
     pid = None
     lines: list[str] = []
     while pid is None or len(lines) < wanted:
