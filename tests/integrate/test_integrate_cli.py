@@ -81,11 +81,13 @@ def test_an_unparsable_file_is_refused_untouched_with_a_block_to_paste(home):
 def test_dry_run_writes_nothing(home):
     config = home / ".lmstudio" / "mcp.json"
     config.parent.mkdir()
-    config.write_text("{}")
+    original = '{"mcpServers": {"gh": {"command": "gh-mcp", "env": {"GH_TOKEN": "tok-999"}}}}'
+    config.write_text(original)
     result = run_cli(["integrate", "lmstudio", "--dry-run"], home)
     assert result.returncode == 0, result.stderr
     assert "would be added" in result.stdout and '"affidavit"' in result.stdout
-    assert config.read_text() == "{}"
+    assert "tok-999" not in result.stdout  # only our entry is shown, never others' secrets
+    assert config.read_text() == original
     assert not (home / ".affidavit" / "integrate" / "state.json").exists()
 
 

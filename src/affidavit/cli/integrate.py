@@ -99,8 +99,8 @@ def integrate(
         outcome = install.add(c, caller=caller, dry_run=dry_run)
         prefix = "would be " if dry_run and outcome.action != "unchanged" else ""
         stdout.print(f"{c.key}: {prefix}{outcome.action}: {outcome.path}", markup=False)
-        if dry_run and outcome.new_text is not None:
-            stdout.print(outcome.new_text, markup=False, end="")
+        if dry_run and outcome.entry_text is not None:
+            stdout.print(outcome.entry_text, markup=False, end="")
 
     _run_each(targets, "integrate", job)
 

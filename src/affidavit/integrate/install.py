@@ -26,7 +26,7 @@ class Outcome:
     path: Path
     action: str  # "added" | "updated" | "unchanged" | "restored" | "removed" | "absent"
     detail: str = ""
-    new_text: str | None = None  # the file's new text (dry runs show it)
+    entry_text: str | None = None  # our entry alone, as the file would hold it (dry runs)
 
 
 def server_args(caller: str | None) -> tuple[str, list[str]]:
@@ -57,11 +57,13 @@ def add(
     if existing == merged:
         return Outcome(client.key, path, "unchanged", "already configured")
     loaded.doc.put(SERVER_NAME, merged)
-    text = loaded.doc.dumps()
     action = "updated" if existing else "added"
     if not dry_run:
-        configfile.write(loaded, "integrate", text.encode("utf-8"))
-    return Outcome(client.key, path, action, f"{command} {' '.join(args)}", text)
+        configfile.write(loaded, "integrate", loaded.doc.dumps().encode("utf-8"))
+    # Only our entry is shown: the rest of the file may hold other servers' tokens.
+    shown = client.load("")
+    shown.put(SERVER_NAME, merged)
+    return Outcome(client.key, path, action, f"{command} {' '.join(args)}", shown.dumps())
 
 
 def remove(
