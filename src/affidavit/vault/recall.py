@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -117,6 +118,7 @@ class Memory:
         self._embedder_ready = embedder is not _AUTO
         self._index: RecallIndex | None = None
         self._lock = threading.RLock()
+        self._changes: deque[Change] = deque()
         self._expiring = {
             it.id: str(it.data["expires"]) for it in vault.items(MEMORY) if it.data.get("expires")
         }
@@ -161,20 +163,30 @@ class Memory:
         return vector_from_bytes(item.vector)
 
     def _on_change(self, change: Change) -> None:
-        with self._lock:
+        # Called under the vault's lock, possibly from a thread that does not hold ours:
+        # only queue here (deque.append is atomic); _drain applies under our lock. Taking our
+        # lock here could deadlock against a thread holding it and waiting for the vault's.
+        self._changes.append(change)
+
+    def _drain(self) -> None:
+        """Apply queued vault changes to the expiry map and, if built, the RAM index."""
+        while self._changes:
+            change = self._changes.popleft()
             self._expiring.pop(change.id, None)
             item = change.item
             live = change.op == "put" and item is not None and item.kind == MEMORY
             if live and item is not None and item.data.get("expires"):
                 self._expiring[item.id] = str(item.data["expires"])
             if self._index is None:
-                return  # built later from the vault, which already holds this change
+                continue  # built later from the vault, which already holds this change
             self._index.remove(change.id)
             if live and item is not None and _searchable(item):
                 self._index.add(_entry(item), self._windows_of(item))
 
     def _sync(self) -> None:
+        """Pick up other processes' writes (and our own queued changes) before a read."""
         self.vault.refresh()
+        self._drain()
 
     def _hidden(self) -> frozenset[str]:
         today = lifecycle.today_utc().isoformat()
@@ -224,7 +236,9 @@ class Memory:
             for (i, _), item in zip(new, stored, strict=True):
                 superseded = self._supersede(item, claims[i].supersedes or ())
                 results[i] = {"id": item.id, "status": "stored", "superseded": superseded}
+            self._drain()
             self._sweep()
+            self._drain()
             return [r for r in results if r is not None]
 
     def _embed(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
@@ -349,6 +363,7 @@ class Memory:
                     vector = vector_to_bytes(vectors[j]) if vectors is not None else None
                     items.append(NewItem(data, MEMORY, namespace, vector, id=row.get("id")))
                 self.vault.put_many(items)
+                self._drain()
                 count += len(part)
                 if progress is not None:
                     progress(len(part))
