@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.support import mcp_client
@@ -79,3 +80,15 @@ def client_for(home: Path) -> Callable[..., Any]:
         return devserver(repo, home, **options)
 
     return make
+
+
+async def eventually(check: Callable[[], bool | Awaitable[bool]], timeout: float = 60.0) -> None:
+    """Wait until ``check()`` holds (notifications arrive asynchronously); fail after timeout."""
+    with anyio.fail_after(timeout):
+        while True:
+            outcome = check()
+            if not isinstance(outcome, bool):
+                outcome = await outcome
+            if outcome:
+                return
+            await anyio.sleep(0.05)

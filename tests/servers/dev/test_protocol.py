@@ -11,7 +11,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from tests.servers.dev.conftest import git
+from tests.servers.dev.conftest import eventually, git
 
 ERAS = ["legacy", "2026-07-28"]
 
@@ -79,10 +79,7 @@ def test_resources_prompts_and_no_sampling(repo: Path, client_for, mode: str) ->
                     await client.subscribe_resource("repo://file/../x")
                 await client.call_tool("git_status", {})  # a read announces nothing
                 await client.call_tool("write_file", {"path": "new.txt", "content": "n"})
-                for _ in range(200):
-                    if updated:
-                        break
-                    await anyio.sleep(0.05)
+                await eventually(lambda: bool(updated))
                 assert updated == ["repo://status"]
                 await client.unsubscribe_resource("repo://status")
 
@@ -172,11 +169,11 @@ def test_roots_and_sampling_with_a_capable_client(repo: Path, client_for, mode: 
 
 async def _until_allowed(client) -> None:
     """The list_changed notification is asynchronous; wait until the server re-asked."""
-    for _ in range(200):
-        if not (await client.call_tool("git_status", {})).is_error:
-            return
-        await anyio.sleep(0.05)
-    raise AssertionError("the server never re-read the roots")
+
+    async def allowed() -> bool:
+        return not (await client.call_tool("git_status", {})).is_error
+
+    await eventually(allowed)
 
 
 def test_modern_roots_inside_allow_sampling_and_resources(repo: Path, client_for) -> None:

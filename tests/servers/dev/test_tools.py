@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from tests.servers.dev.conftest import git
+from tests.servers.dev.conftest import eventually, git
 
 CI_FILE = """\
 default: check
@@ -212,10 +212,7 @@ async def check_ci_pipeline(client, repo: Path) -> None:
         heard.append((done, total, message))
 
     ok = await client.call_tool("run_ci_pipeline", {}, progress_callback=on_progress)
-    for _ in range(100):
-        if len(heard) == 3:
-            break
-        await anyio.sleep(0.05)
+    await eventually(lambda: len(heard) >= 3)
     assert heard == [(0, 2, "running greet"), (1, 2, "running count"), (2, 2, "done")]
     report = ok.structured_content
     assert report["pipeline"] == "check" and report["passed"] is True
