@@ -308,3 +308,22 @@ def test_stdin_from_a_regular_file_is_relayed_then_ends_cleanly(home, tmp_path, 
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert sorted(r["id"] for r in replies) == [1, 2]
+
+
+def test_a_call_held_for_approval_is_answered_when_the_backend_dies(raw_proxy, tmp_path):
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  - tool: echo\n    action: require-approval\n")
+    proxy = raw_proxy("--policy", str(policy))
+    proxy.initialize({"elicitation": {}})
+    proxy.send(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "echo", "arguments": {}}}
+    )  # fmt: skip
+    assert proxy.recv()["method"] == "elicitation/create"  # nobody answers it
+    proxy.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "crash", "arguments": {}}}
+    )  # fmt: skip
+    answers = {proxy.recv()["id"]: None, proxy.recv()["id"]: None}
+    assert set(answers) == {1, 2}
+    assert proxy.close() == 8

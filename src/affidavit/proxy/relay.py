@@ -409,16 +409,17 @@ class Relay:
         log(f"the backend {self.backend.exit_status()}")
         self._fail_in_flight()
         # let the interceptor answer the calls it was holding, then stop
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._drain_held(), 10.0)
+        held = [task for _, task in self._held.values()]
+        if held:  # asyncio.wait, unlike wait_for, does not cancel what is still running
+            await asyncio.wait(held, timeout=3.0)
+        for request, task in list(self._held.values()):  # e.g. still waiting for an approval
+            task.cancel()
+            request.reply(self._gone_error(request.id).rstrip(b"\n"))
+        self._held.clear()
         await self.host.drain()
         host_task.cancel()
         await asyncio.gather(host_task, return_exceptions=True)
         self.exit_code = 8
-
-    async def _drain_held(self) -> None:
-        while self._held:
-            await asyncio.gather(*(t for _, t in self._held.values()), return_exceptions=True)
 
     async def _after_host_exit(self, backend_task: asyncio.Task[None]) -> None:
         # the host closed our stdin: close the backend's, give it time to finish and exit
