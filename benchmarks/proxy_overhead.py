@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -166,6 +167,24 @@ def compare(
     rows.append((label, d50, d95, p50, p95, p50 - d50, p95 - d95))
 
 
+def breakdown(audit: Path) -> dict[str, dict[str, float]]:
+    """Median per-step times (ms) the proxy recorded for each tool, from its audit log."""
+    steps: dict[str, dict[str, list[float]]] = {}
+    for line in audit.read_text().splitlines():
+        body = json.loads(line)["body"]
+        timings = body.get("timings_ms") or {}
+        if body.get("kind") != "call" or "backend" not in timings:
+            continue
+        own = timings["total"] - timings["backend"]
+        row = steps.setdefault(body["tool"], {"snapshot": [], "verify": [], "proxy own": []})
+        row["snapshot"].append(timings.get("snapshot", 0.0))
+        row["verify"].append(timings.get("verify", 0.0))
+        row["proxy own"].append(own - timings.get("snapshot", 0.0) - timings.get("verify", 0.0))
+    return {
+        tool: {k: statistics.median(v) for k, v in row.items() if v} for tool, row in steps.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
@@ -256,6 +275,7 @@ def main() -> None:
         direct = Driver(echo_argv, env, work)
         start_direct = direct.initialize()
         direct.close()
+        steps = breakdown(work / "audit.jsonl")
 
     print(
         f"{'call':<28}{'direct p50':>11}{'p95':>8}{'proxy p50':>11}{'p95':>8}"
@@ -263,6 +283,12 @@ def main() -> None:
     )
     for label, d50, d95, p50, p95, a50, a95 in rows:
         print(f"{label:<28}{d50:>11.2f}{d95:>8.2f}{p50:>11.2f}{p95:>8.2f}{a50:>11.2f}{a95:>8.2f}")
+    print("inside the proxy, median ms (from its audit log): snapshot / verify / relay and audit")
+    for tool, row in steps.items():
+        print(
+            f"  {tool:<12}{row.get('snapshot', 0):>8.2f}{row.get('verify', 0):>8.2f}"
+            f"{row.get('proxy own', 0):>8.2f}"
+        )
     print(f"pass-through (pipelined ping): {rate:,.0f} messages/s")
     print(f"proxy RSS (max seen): {extra['rss']:.1f} MiB")
     print(
