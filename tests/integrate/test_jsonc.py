@@ -93,3 +93,11 @@ def test_deleting_a_middle_and_the_only_member():
     assert doc.delete(("s", "a"))
     assert json.loads(doc.text) == {"s": {}}
     assert not doc.delete(("s", "missing"))
+
+
+def test_a_one_line_object_stays_one_line():
+    doc = JsoncDocument('{"theme": "dark"}')
+    doc.set(("mcpServers", "affidavit"), {"command": "/a", "args": ["serve"]})
+    assert doc.text == (
+        '{"theme": "dark", "mcpServers": {"affidavit": {"command": "/a", "args": ["serve"]}}}'
+    )

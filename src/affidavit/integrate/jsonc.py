@@ -233,22 +233,25 @@ class JsoncDocument:
 
     def _insert(self, parent: Node, key: str, value: Any) -> None:
         unit = self._indent_unit()
+        name = json.dumps(key, ensure_ascii=False)
+        if parent.members and "\n" not in self.text[parent.start : parent.end]:
+            # A one-line object stays on one line.
+            compact = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+            at = parent.members[-1].node.end
+            self.text = self.text[:at] + f", {name}: {compact}" + self.text[at:]
+            return
         if parent.members:
             last = parent.members[-1]
             indent = self._line_indent(last.key_start)
             if self._same_line(parent.start, last.key_start):
                 indent = self._line_indent(parent.start) + unit
-            text = (
-                f",{self.newline}{indent}{json.dumps(key, ensure_ascii=False)}: "
-                f"{self._render(value, indent)}"
-            )
+            text = f",{self.newline}{indent}{name}: {self._render(value, indent)}"
             at = last.node.end
         else:
             outer = self._line_indent(parent.start)
             indent = outer + unit
             text = (
-                f"{self.newline}{indent}{json.dumps(key, ensure_ascii=False)}: "
-                f"{self._render(value, indent)}{self.newline}{outer}"
+                f"{self.newline}{indent}{name}: {self._render(value, indent)}{self.newline}{outer}"
             )
             at = parent.start + 1
             # Drop whatever blank space sat inside the empty braces.

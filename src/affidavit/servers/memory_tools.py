@@ -225,7 +225,6 @@ class ToolSpec:
 def catalogue(max_chars: int = 200) -> list[ToolSpec]:
     """The 14 tools; ``max_chars`` is the vault's one-claim length limit."""
     fact = _fact_fields(max_chars)
-    batch_fact = {k: v for k, v in fact.items()}
     return [
         ToolSpec(
             "memory_search",
@@ -321,7 +320,7 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec]:
                         "maxItems": MAX_BATCH,
                         "items": _obj(
                             {
-                                **batch_fact,
+                                **fact,
                                 "source": {
                                     **fact["source"],
                                     "description": "Overrides the batch's source for this fact.",
