@@ -327,3 +327,21 @@ def test_a_call_held_for_approval_is_answered_when_the_backend_dies(raw_proxy, t
     answers = {proxy.recv()["id"]: None, proxy.recv()["id"]: None}
     assert set(answers) == {1, 2}
     assert proxy.close() == 8
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--verifier", "no_such_module_xyz:V", "--", "true"], "cannot be loaded"),
+        (["--verifier", "json:dumps", "--", "true"], "is not a verifier"),
+        (["--root", "/no/such/dir", "--", "true"], "--root /no/such/dir is not a directory"),
+        (["--verify-timeout", "0", "--", "true"], "--verify-timeout must be positive"),
+        (["--backend-url", "http://127.0.0.1:1/mcp", "--", "true"], "not both"),
+    ],
+)
+def test_bad_proxy_options_are_one_line_usage_errors(home, args, message):
+    from tests.support import run_cli
+
+    result = run_cli(["proxy", "--audit-log", str(home / "a.jsonl"), *args], home)
+    assert result.returncode == 2 and message in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
