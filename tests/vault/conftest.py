@@ -81,3 +81,73 @@ def cli_vault(home: Path, tmp_path: Path) -> dict[str, str]:
     vault_path = tmp_path / "cli-vault"
     create_test_vault(vault_path).close()
     return vault_env(vault_path, tmp_path / "cli-run")
+
+
+#: A writer process for crash and concurrency tests: stores ``COUNT`` memories (forever when
+#: negative) in batches of ``BATCH``, forgets (or shreds) every ``FORGET_EVERY``-th batch's
+#: predecessor, and prints each acknowledged batch's ids on one line (``F id`` for a forget)
+#: only after the vault call returned. ``zygote`` mode imports once, then forks one writer per
+#: stdin line (``TAG BATCH FORGET_EVERY``), printing ``pid N`` and, when it died, ``dead S``:
+#: so a kill -9 loop pays for Python's start-up once, not per kill.
+WRITER = """
+import os, sys
+from pathlib import Path
+from affidavit.vault import NewItem, Vault
+
+def write(path, tag, count, batch, forget_every):
+    v = Vault.open(Path(path), passphrase=os.environ["AFFIDAVIT_PASSPHRASE"])
+    i, last = 0, None
+    while count < 0 or i < count:
+        items = v.put_many([NewItem(data={"text": f"{tag} {i + j}", "source": "writer"})
+                            for j in range(batch)])
+        sys.stdout.write(" ".join(it.id for it in items) + "\\n")
+        sys.stdout.flush()
+        i += batch
+        if forget_every and last and (i // batch) % forget_every == 0:
+            v.forget(last, shred=(i // batch) % 2 == 0)
+            sys.stdout.write("F " + last + "\\n")
+            sys.stdout.flush()
+        last = items[-1].id
+    v.close()
+
+if sys.argv[1] == "zygote":
+    for line in sys.stdin:
+        tag, batch, forget_every = line.split()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                write(sys.argv[2], tag, -1, int(batch), int(forget_every))
+            finally:
+                os._exit(1)
+        sys.stdout.write(f"pid {pid}\\n")
+        sys.stdout.flush()
+        sys.stdout.write(f"dead {os.waitpid(pid, 0)[1]}\\n")
+        sys.stdout.flush()
+else:
+    write(sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6]))
+"""
+
+
+def writer_command(
+    vault_path: Path, tag: str, count: int, batch: int = 1, forget_every: int = 0
+) -> list[str]:
+    """argv for one :data:`WRITER` process."""
+    import sys
+
+    return [
+        sys.executable,
+        "-c",
+        WRITER,
+        str(vault_path),
+        tag,
+        str(count),
+        str(batch),
+        str(forget_every),
+    ]
+
+
+def zygote_command(vault_path: Path) -> list[str]:
+    """argv for a :data:`WRITER` in zygote mode."""
+    import sys
+
+    return [sys.executable, "-c", WRITER, "zygote", str(vault_path)]

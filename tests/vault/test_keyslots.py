@@ -98,7 +98,7 @@ def test_two_factor_needs_both_factors(
     opened.close()
     # ... and a missing keyfile is named, not mistaken for a wrong passphrase
     keyfile.rename(tmp_path / "moved.key")
-    with pytest.raises(NotFoundError, match="keyfile .* does not exist"):
+    with pytest.raises(NotFoundError, match=r"keyfile .* does not exist"):
         Vault.open(path, passphrase=TEST_PASSPHRASE)
     monkeypatch.setenv("AFFIDAVIT_KEYFILE", str(tmp_path / "moved.key"))
     Vault.open(path, passphrase=TEST_PASSPHRASE).close()

@@ -134,3 +134,16 @@ def test_credential_of_another_vault_is_ignored(
     other.close()
     with pytest.raises(LockedError):
         Vault.open(vault.path)
+
+
+def test_a_second_unlock_is_adopted_by_running_handles(vault: Vault, runtime_dir: Path) -> None:
+    vault.start_session()
+    server = Vault.open(vault.path)
+    try:
+        vault.start_session(idle_minutes=30)  # e.g. `affidavit unlock --auto-lock 30` again
+        assert server.refresh() == []
+        assert not server.closed
+        vault.put(NewItem(data={"text": "after re-unlock", "source": "t"}))
+        assert len(server.refresh()) == 1
+    finally:
+        server.close()

@@ -123,8 +123,9 @@ def unlock(
 ) -> None:
     """Unlock the vault for this user's processes until lock, reboot or the idle auto-lock."""
     from affidavit.vault import Vault
-    from affidavit.vault.api import AUTO_LOCK_SETTING
+    from affidavit.vault.api import AUTO_LOCK_SETTING, locked_status
 
+    locked_status(_vault_dir())  # "no vault at ..." before asking for a passphrase
     vault = Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
     try:
         if auto_lock is not None:
@@ -158,7 +159,7 @@ def lock(
 ) -> None:
     """Lock the vault for every process of this user (and optionally sign a manifest)."""
     from affidavit.vault import manifest, session
-    from affidavit.vault.api import locked_status
+    from affidavit.vault.api import fold_wal, locked_status
 
     directory = _vault_dir()
     locked_status(directory)  # NotFoundError when there is no vault here
@@ -170,6 +171,7 @@ def lock(
         finally:
             vault.close()
     ended = session.clear(directory)
+    fold_wal(directory)  # at rest, everything is in the one file
     if as_json:
         print_json(
             {

@@ -51,17 +51,24 @@ def unseal(key: bytes, blob: bytes, ad: bytes = b"", *, what: str = "a sealed bl
     if len(key) != KEY_BYTES:
         raise ValueError("an XChaCha20-Poly1305 key is 32 bytes")
     clen = len(blob) - NONCE_BYTES
-    out = ffi.new("unsigned char[]", clen)
-    out_len = ffi.new("unsigned long long *")
+    out = bytearray(clen - TAG_BYTES)
     rc = _decrypt(
-        out, out_len, ffi.NULL, blob[NONCE_BYTES:], clen, ad, len(ad), blob[:NONCE_BYTES], key
+        ffi.from_buffer(out),
+        ffi.NULL,
+        ffi.NULL,
+        blob[NONCE_BYTES:],
+        clen,
+        ad,
+        len(ad),
+        blob[:NONCE_BYTES],
+        key,
     )
     if rc != 0:
         raise SealError(
             f"{what} failed authentication (tampered or corrupt)",
             "restore the vault from a backup",
         )
-    return ffi.buffer(out, out_len[0])[:]
+    return bytes(out)
 
 
 def subkey(master: bytes, label: str) -> bytes:

@@ -37,7 +37,7 @@ from affidavit.vault.envelope import Payload
 from affidavit.vault.header import FORMAT_VERSION, Anchor
 from affidavit.vault.items import Change, NewItem, VaultItem
 from affidavit.vault.keys import VaultKeys
-from affidavit.vault.store import FORGOTTEN, LIVE, SHREDDED, Row, Store
+from affidavit.vault.store import FORGOTTEN, LIVE, SHREDDED, Row, Store, db_errors
 
 PASSPHRASE_ENV = "AFFIDAVIT_PASSPHRASE"  # noqa: S105 - a variable name
 KEYFILE_ENV = "AFFIDAVIT_KEYFILE"
@@ -260,9 +260,12 @@ class Vault:
     def _anchor(self, store: Store, keys: VaultKeys) -> Anchor:
         return Anchor.unseal(keys.anchor, self.vault_id, store.header().anchor)
 
-    def _authenticate(self, row: Row) -> None:
-        _, keys = self._open_parts()
+    def _open_row(self, keys: VaultKeys, row: Row) -> Payload | None:
+        """Authenticate a row; decrypt it when live (forgotten content is never decrypted)."""
+        if row.state == LIVE:
+            return envelope.open_row(keys.wrap, self.vault_id, row)
         envelope.unwrap_key(keys.wrap, self.vault_id, row)
+        return None
 
     def _apply(self, row: Row, payload: Payload | None) -> Change | None:
         """Put one row's state into RAM; return the public change (None for internal kinds)."""
@@ -299,12 +302,7 @@ class Vault:
         changes = []
         if upto > self._seq:
             for row in store.rows_since(self._seq):
-                payload = (
-                    envelope.open_row(keys.wrap, self.vault_id, row)
-                    if row.state == LIVE
-                    else self._authenticate(row)
-                )
-                change = self._apply(row, payload)
+                change = self._apply(row, self._open_row(keys, row))
                 if change is not None:
                     changes.append(change)
                 self._seq = row.seq
@@ -319,8 +317,7 @@ class Vault:
         with self._lock:
             store, keys = self._open_parts()
             if self._session is not None and not self._session.alive():
-                self.close()
-                raise LockedError("the vault was locked", "run `affidavit unlock`")
+                self._follow_session(keys)
             version = _data_version(store)
             if version != self._data_version:
                 with store.read():
@@ -329,6 +326,15 @@ class Vault:
                 self._data_version = version
             changes, self._pending = self._pending, []
             return changes
+
+    def _follow_session(self, keys: VaultKeys) -> None:
+        """Our session ended: adopt a newer one (a second ``unlock``) or lock this handle."""
+        newer = session.load(self.path, self.vault_id, consume=False)
+        if newer is not None and newer.master == keys.master:
+            self._session = newer
+            return
+        self.close()
+        raise LockedError("the vault was locked", "run `affidavit unlock`")
 
     def add_listener(self, listener: Callable[[Change], None]) -> None:
         """Call ``listener`` for every public change applied to RAM, own or foreign."""
@@ -684,7 +690,9 @@ class Vault:
             )
 
 
-def _unlock(slots: list[KeySlot], vault_id: bytes, passphrase: str, keyfile: Path | None) -> bytes:
+def _unlock(
+    slots: list[KeySlot], vault_id: bytes, passphrase: str, keyfile: Path | None
+) -> tuple[bytes, Path | None]:
     """Try each slot with the secrets at hand; word the failure precisely, never the secret."""
     needs_keyfile = any(s.kind == keyslots.PASSPHRASE_KEYFILE for s in slots)
     keyfile_bytes = None
@@ -735,6 +743,15 @@ def locked_status(path: Path | None = None) -> dict[str, Any]:
         store.close()
 
 
+def fold_wal(path: Path | None = None) -> bool:
+    """Checkpoint and truncate the vault's write-ahead log; needs no key. True when done."""
+    store = Store.open(Path(path) if path is not None else paths.vault_dir())
+    try:
+        return store.checkpoint()
+    finally:
+        store.close()
+
+
 def _same(item: VaultItem, payload: Payload) -> bool:
     return (item.kind, item.namespace, item.saved_at, item.data, item.vector) == (
         payload.kind,
@@ -746,4 +763,6 @@ def _same(item: VaultItem, payload: Payload) -> bool:
 
 
 def _data_version(store: Store) -> int:
-    return int(store.conn.execute("PRAGMA data_version").fetchone()[0])
+    """SQLite's counter of commits by *other* connections: the cheap "anything new?" probe."""
+    with db_errors(store.path):
+        return int(store.conn.execute("PRAGMA data_version").fetchone()[0])

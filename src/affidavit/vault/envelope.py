@@ -62,7 +62,8 @@ def decode_payload(raw: bytes, rid: str) -> Payload:
 
 
 def _row_ad(vault_id: bytes, rid: str, seq: int, state: int, tag: bytes) -> bytes:
-    return b"affidavit-row-v1|%s|%s|%d|%d|%s" % (vault_id, rid.encode(), seq, state, tag)
+    # concatenation, not bytes %-formatting: this runs twice per record at every unlock
+    return b"affidavit-row-v1|" + vault_id + f"|{rid}|{seq}|{state}|".encode() + tag
 
 
 def _blob_ad(vault_id: bytes, rid: str) -> bytes:

@@ -77,7 +77,7 @@ def sign(v: Vault, out: Path | None = None) -> Path:
     signature = key.sign(canonical_json(body)).signature
     document = {"manifest": body, "signature": base64.b64encode(signature).decode("ascii")}
     target = Path(out) if out is not None else v.path / MANIFEST_NAME
-    write_atomic(target, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o644)
+    write_atomic(target, (json.dumps(document, indent=2, sort_keys=True) + "\n").encode(), 0o600)
     return target
 
 

@@ -97,7 +97,13 @@ def _read_credential(vault_dir: Path) -> dict[str, Any] | None:
     try:
         value = json.loads(path.read_bytes())
         meta = value["meta"]
-        if not isinstance(meta, dict) or not isinstance(value["sealed"], str):
+        if (
+            not isinstance(meta, dict)
+            or not isinstance(value["sealed"], str)
+            or not isinstance(meta.get("session"), str)
+            or not meta["session"].isalnum()
+            or not isinstance(meta.get("idle_minutes"), int | None)
+        ):
             raise ValueError
         return dict(value)
     except FileNotFoundError:
@@ -109,14 +115,15 @@ def _read_credential(vault_dir: Path) -> dict[str, Any] | None:
 
 
 def _secret_path(meta: dict[str, Any]) -> Path:
-    name = str(meta["session"])
-    if not name.isalnum():
-        raise IntegrityError("the unlock credential is corrupt", "run `affidavit lock`")
-    return secret_dir() / f"{name}.key"
+    return secret_dir() / f"{meta['session']}.key"
 
 
-def load(vault_dir: Path, vault_id: bytes) -> Session | None:
-    """The master key of a live session for this vault, or None when the vault is locked."""
+def load(vault_dir: Path, vault_id: bytes, *, consume: bool = True) -> Session | None:
+    """The master key of a live session for this vault, or None when the vault is locked.
+
+    ``consume=False`` leaves a ``once`` session for the process it was meant for (used when a
+    running handle adopts a session that replaced its own).
+    """
     value = _read_credential(vault_dir)
     if value is None:
         return None
@@ -143,6 +150,8 @@ def load(vault_dir: Path, vault_id: bytes) -> Session | None:
     except ValueError:
         raise IntegrityError("the unlock credential is corrupt", "run `affidavit lock`") from None
     if meta.get("once"):
+        if not consume:
+            return None
         clear(vault_dir)
     else:
         with contextlib.suppress(OSError):
@@ -163,7 +172,7 @@ def state(vault_dir: Path, vault_id: bytes | None = None) -> str:
         return "locked"
     try:
         mtime = _secret_path(meta).stat().st_mtime
-    except (FileNotFoundError, IntegrityError):
+    except FileNotFoundError:
         return "locked"
     idle = meta.get("idle_minutes")
     if idle and time.time() - mtime > int(idle) * 60:
@@ -180,8 +189,7 @@ def clear(vault_dir: Path) -> bool:
         value = None
     found = False
     if value is not None:
-        with contextlib.suppress(IntegrityError):
-            found = _wipe(_secret_path(value["meta"]))
+        found = _wipe(_secret_path(value["meta"]))
     return _wipe(credential) or found
 
 
