@@ -8,8 +8,10 @@ cancellation) and returns the result as JSON text plus the same object as
 ``structuredContent``. A failure the user can act on is an ``isError`` result with one line
 saying what to do; an unknown tool is a protocol error.
 
-Start-up stays lean: nothing but the MCP SDK is imported before the handshake; the vault is
-opened and the embedding model loaded on the first call that needs them.
+Start-up stays lean: nothing but the MCP SDK is imported before the handshake. The vault is
+opened and the embedding model loaded in a background thread once the client lists the tools
+(after the handshake, so ``initialize`` is never delayed), or by the first call, whichever
+comes first; calls wait for that warm-up instead of racing it.
 """
 
 from __future__ import annotations
@@ -141,11 +143,13 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
         )
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        tools.warm_up_in_background()  # the handshake is done; tools/call comes next
         return types.ListToolsResult(tools=listing)
 
     def run(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         validators.check(name, arguments)
-        return handlers[name](arguments)
+        with tools.busy:
+            return handlers[name](arguments)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in handlers:

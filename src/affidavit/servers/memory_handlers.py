@@ -10,8 +10,10 @@ notice.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +49,23 @@ class MemoryTools:
         self.namespace = acl.default_namespace(self.caller)
         self._memory: Memory | None = None
         self._unlock_allowed: bool | None = None  # last seen value of the sealed setting
+        self.busy = threading.Lock()  # one tool call (or the warm-up) at a time
+        self._warming: threading.Thread | None = None
+
+    def warm_up_in_background(self) -> None:
+        """Open the vault and load the model now, off the event loop (once; failures wait).
+
+        A locked or missing vault is not an error here: the next call reports it.
+        """
+        if self._warming is not None:
+            return
+
+        def warm() -> None:
+            with self.busy, contextlib.suppress(Exception):  # the next call reports it
+                self.memory()
+
+        self._warming = threading.Thread(target=warm, name="affidavit-warm-up", daemon=True)
+        self._warming.start()
 
     # -- the vault, opened lazily -------------------------------------------------------------
 
@@ -411,8 +430,9 @@ class MemoryTools:
         return run_selftest()
 
     def close(self) -> None:
-        """Drop the vault handle and its keys (server shutdown)."""
-        self._drop()
+        """Drop the vault handle and its keys (server shutdown, after any warm-up)."""
+        with self.busy:
+            self._drop()
 
 
 def _unlock_disabled() -> PolicyError:
