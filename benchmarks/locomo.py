@@ -110,7 +110,7 @@ def main() -> None:
         for name, rows in (("corpus", corpus), ("queries", queries)):
             with (args.write_jsonl / f"{name}.jsonl").open("w") as fh:
                 fh.writelines(json.dumps(r) + "\n" for r in rows)
-    console = Console()
+    console = Console(width=160)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("importing turns", total=len(corpus))
         report = bench.run(
