@@ -9,7 +9,7 @@ numbers). A fresh vault is filled with N synthetic fictional memories (embedded,
 unlocked once by a session, as a user would. Rows:
 
 - start to ready: process spawn until the ``initialize`` reply (median of 5 starts);
-- first call: the first ``memory_search`` after start (vault open + index + model load);
+- first call: ``tools/list`` then the first ``memory_search`` (vault open + index + model);
 - memory_search p50/p95 at N memories; memory_store p50 (embed + seal + fsync);
 - RSS of one server after the searches;
 - cross-agent visibility: server A acknowledges a store, then server B's next search finds it
@@ -214,6 +214,7 @@ def main() -> None:
 
         server = Server(env)
         begun = time.perf_counter()
+        server.request("tools/list", {})  # as hosts do; it also starts the warm-up
         server.call("memory_search", {"query": "who owns the billing service"})
         first_call = time.perf_counter() - begun
 
@@ -265,7 +266,7 @@ def main() -> None:
             f"{statistics.median(starts) * 1000:.0f} ms",
             "<= 1000 ms",
         ),
-        ("first memory_search after start", f"{first_call * 1000:.0f} ms", "-"),
+        ("tools/list + first memory_search", f"{first_call * 1000:.0f} ms", "-"),
         (f"memory_search p50 at {args.memories}", f"{_ms(searches, 0.5):.1f} ms", "<= 20 ms"),
         (f"memory_search p95 at {args.memories}", f"{_ms(searches, 0.95):.1f} ms", "-"),
         ("memory_store p50", f"{_ms(stores, 0.5):.1f} ms", "-"),
