@@ -41,6 +41,8 @@ class FileWriteVerifier:
 
     def verify(self, ctx: CallContext, before, result) -> Receipt:
         time.sleep(float(os.environ.get("SLOW_VERIFY_SECONDS", "0")))
+        if ctx.arguments.get("content") == "crash the verifier":
+            raise RuntimeError("a verifier bug")
         path = self._path(ctx)
         claim = f"{ctx.name} {ctx.arguments.get('path')}"
         if path is None:

@@ -345,3 +345,14 @@ def test_bad_proxy_options_are_one_line_usage_errors(home, args, message):
     result = run_cli(["proxy", "--audit-log", str(home / "a.jsonl"), *args], home)
     assert result.returncode == 2 and message in result.stderr
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_a_crashing_verifier_leaves_the_original_reply_unchecked(raw_proxy, tmp_path):
+    proxy = raw_proxy("--verifier", VERIFIER, "--root", str(tmp_path), "--receipts")
+    proxy.initialize()
+    reply = proxy.call(
+        1, "lie_write", {"path": str(tmp_path / "v.txt"), "content": "crash the verifier"}
+    )
+    assert reply["result"]["isError"] is False
+    receipt = reply["result"]["_meta"]["affidavit/receipt"]
+    assert receipt["verdict"] == "unchecked" and "verifier failed (RuntimeError)" in str(receipt)
