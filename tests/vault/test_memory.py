@@ -35,7 +35,7 @@ def test_the_claim_limit_is_configurable_and_whitespace_is_folded() -> None:
 
 
 def test_source_is_required_and_fields_are_checked() -> None:
-    with pytest.raises(InputError, match="needs a source"):
+    with pytest.raises(InputError, match="needs a non-empty 'source'"):
         build_claim({"text": "a fact"})
     with pytest.raises(InputError, match="unknown field 'colour'"):
         build_claim({"text": "a fact", "source": "s", "colour": "red"})

@@ -138,7 +138,7 @@ def test_recent_lists_newest_first_without_superseded(memory: Memory) -> None:
 
 
 def test_store_many_validates_everything_before_storing(memory: Memory) -> None:
-    with pytest.raises(InputError, match="item 1: a memory needs a source"):
+    with pytest.raises(InputError, match="item 1: a memory needs a non-empty 'source'"):
         memory.store_many([{"text": "good one", "source": "s"}, {"text": "no source"}])
     assert list(memory.vault.items("memory")) == []
     done = memory.store_many(

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from affidavit.cli.output import print_json, stdout
+from affidavit.cli.output import print_json, stdout, warn
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from affidavit.vault import Vault
     from affidavit.vault.recall import Memory
 
 JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
@@ -59,6 +60,39 @@ def _memories_table(rows: list[dict[str, Any]], *, scored: bool) -> None:
         cells = [r["id"], text, r.get("source") or "", date, ", ".join(r.get("tags", []))]
         table.add_row(*([f"{r['score']:.3f}"] if scored else []), *cells)
     stdout.print(table)
+
+
+def store_memory(vault: Vault, fields: dict[str, Any], *, as_json: bool) -> None:
+    """The body of ``affidavit store``: validate, embed, decide, seal; then close the vault.
+
+    Prints the stored record (``--json``: the record plus ``status`` and ``superseded``), or
+    its id. A similar live opinion stores nothing: its records are shown and the command
+    fails with a ConflictError that says how to resend.
+    """
+    from affidavit.core.errors import ConflictError
+    from affidavit.vault.recall import Memory
+
+    try:
+        result = Memory(vault).store(**fields)
+        record = vault.get(result["id"]).as_dict() if result["id"] else {}
+    finally:
+        vault.close()
+    if result["status"] == "conflict":
+        if as_json:
+            print_json(result)
+        else:
+            _memories_table(result["conflicts"], scored=False)
+        ids = ", ".join(c["id"] for c in result["conflicts"])
+        raise ConflictError(
+            f"a similar live opinion exists ({ids}); nothing was stored",
+            "resend with --supersedes ID to replace it, or --keep-both to keep both",
+        )
+    if as_json:
+        print_json({**record, "status": result["status"], "superseded": result["superseded"]})
+        return
+    stdout.print(result["id"], markup=False)
+    if result["status"] != "stored":
+        warn(f"{result['status']}: an equivalent memory was already stored under this id")
 
 
 def search(

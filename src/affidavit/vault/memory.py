@@ -76,7 +76,9 @@ class Claim:
 def check_claim(text: Any, max_chars: int = DEFAULT_MAX_CHARS, where: str = "") -> str:
     """One claim per memory: refuse lists, headings, paragraphs and over-long text."""
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{where}a memory needs text", "say the one thing worth remembering")
+        raise InputError(
+            f"{where}a memory needs a non-empty 'text'", "say the one thing worth remembering"
+        )
     text = text.strip()
     split = "split it into single claims and store them with store_many"
     if _HEADING.search(text):
@@ -149,7 +151,7 @@ def build_claim(
     source = fields.get("source")
     if not isinstance(source, str) or not source.strip():
         raise InputError(
-            f"{where}a memory needs a source",
+            f"{where}a memory needs a non-empty 'source'",
             "say where it came from, e.g. 'from chat' or 'read from pyproject.toml'",
         )
     kind = fields.get("kind") or "fact"
