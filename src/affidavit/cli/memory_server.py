@@ -33,10 +33,11 @@ def grant(
     json_out: bool = typer.Option(False, "--json", help="Print the grants as JSON."),
 ) -> None:
     """Give CALLER rw, ro or no access to NAMESPACE (sealed in the vault's settings)."""
+    from affidavit.cli.vault import open_vault
     from affidavit.core.errors import UsageError
-    from affidavit.vault import Vault, acl
+    from affidavit.vault import acl
 
-    with Vault.open() as v:
+    with open_vault() as v:
         if list_:
             grants = acl.Grants.load(v)
         elif caller and namespace and mode:
@@ -60,12 +61,13 @@ def unlock_tool(
     action: str = typer.Argument(..., help="enable, disable or status."),
 ) -> None:
     """Allow or forbid the memory_unlock MCP tool (off by default: it exposes the passphrase)."""
+    from affidavit.cli.vault import open_vault
     from affidavit.core.errors import UsageError
-    from affidavit.vault import Vault, acl
+    from affidavit.vault import acl
 
     if action not in {"enable", "disable", "status"}:
         raise UsageError(f"unknown action {action!r}", "use enable, disable or status")
-    with Vault.open() as v:
+    with open_vault() as v:
         if action != "status":
             acl.set_unlock_tool(v, action == "enable")
         enabled = acl.unlock_tool_enabled(v)
