@@ -1,0 +1,84 @@
+"""core.jsonrpc: classify a line cheaply and correctly, whatever the key order."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from affidavit.core import jsonrpc
+from affidavit.core.jsonrpc import Kind
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "method", "request_id"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"ping"}', Kind.REQUEST, "ping", 7),
+        (
+            b'{"jsonrpc": "2.0", "id": "a\\"b", "method": "x/y", "params": {}}',
+            Kind.REQUEST,
+            "x/y",
+            'a"b',
+        ),
+        (
+            b'{"method":"tools/call","params":{"method":"nested"},"jsonrpc":"2.0","id":3}',
+            Kind.REQUEST,
+            "tools/call",
+            3,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":-4,"result":{"method":"inside a result"}}',
+            Kind.RESPONSE,
+            None,
+            -4,
+        ),
+        (b'{"result":{},"id":"r","jsonrpc":"2.0"}', Kind.RESPONSE, None, "r"),
+        (b'{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"m"}}', Kind.RESPONSE, None, 5),
+        (
+            b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":9}}',
+            Kind.NOTIFICATION,
+            "notifications/progress",
+            None,
+        ),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', Kind.BATCH, None, None),
+    ],
+)
+def test_peek_classifies_every_shape(line, kind, method, request_id):
+    peeked = jsonrpc.peek(line)
+    assert (peeked.kind, peeked.method, peeked.id) == (kind, method, request_id)
+
+
+def test_fast_path_agrees_with_a_full_parse():
+    line = b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"n"}}'
+    fast = jsonrpc.peek(line)
+    assert fast.message is None  # settled from the prefix, the rest was not decoded
+    full = jsonrpc.classify(json.loads(line))
+    assert (fast.kind, fast.method, fast.id) == (full.kind, full.method, full.id)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"",
+        b"   ",
+        b"hello",
+        b"{not json}",
+        b"[]",
+        b"42",
+        b'{"jsonrpc":"2.0"}',
+        b'{"id":true,"method":"x"}',
+    ],
+)
+def test_anything_else_is_invalid(line):
+    assert jsonrpc.peek(line).kind is Kind.INVALID
+
+
+def test_ids_of_different_types_never_collide():
+    assert jsonrpc.id_key(1) != jsonrpc.id_key("1")
+    assert jsonrpc.id_key(True) is None and jsonrpc.id_key(None) is None
+
+
+def test_built_messages_are_one_line():
+    line = jsonrpc.error_response("x\ny", jsonrpc.BACKEND_GONE, "multi\nline", {"a": "é"})
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line)["error"]["data"] == {"a": "é"}
