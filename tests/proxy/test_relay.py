@@ -356,3 +356,20 @@ def test_a_crashing_verifier_leaves_the_original_reply_unchecked(raw_proxy, tmp_
     assert reply["result"]["isError"] is False
     receipt = reply["result"]["_meta"]["affidavit/receipt"]
     assert receipt["verdict"] == "unchecked" and "verifier failed (RuntimeError)" in str(receipt)
+
+
+def test_a_pipelined_flood_is_answered_exactly_once_each(raw_proxy):
+    proxy = raw_proxy()
+    proxy.initialize()
+    lines = []
+    for i in range(600):
+        if i % 3 == 0:
+            lines.append(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call",' % i
+                         + b'"params":{"name":"echo","arguments":{"i":%d}}}\n' % i)  # fmt: skip
+        else:
+            lines.append(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % i)
+        if i % 50 == 0:
+            lines.append(b"garbage in the middle\n")
+    proxy.send(b"".join(lines))
+    seen = [proxy.recv()["id"] for _ in range(600)]
+    assert sorted(seen) == list(range(600))
