@@ -172,3 +172,14 @@ def test_a_wrapped_entry_really_launches_the_server_behind_the_proxy(home, tmp_p
     asyncio.run(scenario())
     assert run_cli(["unwrap", "--client", "cursor"], home).returncode == 0
     assert config.read_text() == original
+
+
+def test_unwrap_without_its_backup_still_unwraps_entry_by_entry(home):
+    files = _write(home)
+    assert run_cli(["wrap", "--client", "codex"], home).returncode == 0
+    for backup in (home / ".affidavit" / "integrate" / "backups").iterdir():
+        backup.unlink()  # the user cleaned up
+    back = run_cli(["unwrap", "--client", "codex"], home)
+    assert back.returncode == 0, back.stderr
+    servers = tomllib.loads(files["codex"][0].read_text())["mcp_servers"]
+    assert servers["fs"]["command"] == "npx" and servers["fs"]["args"][0] == "-y"

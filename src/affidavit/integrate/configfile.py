@@ -87,23 +87,28 @@ def write(loaded: Loaded, op: str, after: bytes) -> backups.Record:
     return record
 
 
-def restore(record: backups.Record) -> None:
-    """Put back the bytes that were there before ``record``'s write (or remove a new file)."""
+def restore(record: backups.Record) -> bool:
+    """Put back the bytes that were there before ``record``'s write (or remove a new file).
+
+    False, with nothing changed, when the backup is gone or no longer matches its hash: the
+    caller then undoes its change entry by entry instead.
+    """
     target = Path(record.path)
     if record.backup is None:
         with contextlib.suppress(FileNotFoundError):
             target.unlink()
             fsync_dir(target.parent)
     else:
-        data = Path(record.backup).read_bytes()
+        try:
+            data = Path(record.backup).read_bytes()
+        except OSError:
+            return False
         if sha256_hex(data) != record.before_sha256:
-            raise ConflictError(
-                f"the backup {record.backup} no longer matches what was saved",
-                "restore the file by hand",
-            )
+            return False
         mode = target.stat().st_mode & 0o777 if target.exists() else SECRET_FILE_MODE
         write_atomic(target, data, mode=mode)
     backups.drop(record)
+    return True
 
 
 def unchanged_since(record: backups.Record) -> bool:
@@ -117,6 +122,7 @@ def undo_chain(op: str, path: Path) -> int:
     undone = 0
     target = target_of(path)
     while (record := backups.latest(op, target)) is not None and unchanged_since(record):
-        restore(record)
+        if not restore(record):
+            break
         undone += 1
     return undone
