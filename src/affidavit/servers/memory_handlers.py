@@ -1,8 +1,9 @@
 """What each memory tool does, without MCP plumbing: vault access, grants, lock state.
 
-One :class:`MemoryTools` serves one caller. The vault is opened on the first call that needs
-it (so a server starts, and answers ``memory_status``, even while the vault is locked) and
-again after a lock, as soon as the user unlocks. Grants are read from the vault's sealed
+One :class:`MemoryTools` serves one caller. The vault is opened by a background warm-up or by
+the first call that needs it, whichever comes first (so a server starts, and answers
+``memory_status``, even while the vault is locked), and again after a lock, as soon as the
+user unlocks. Grants are read from the vault's sealed
 settings on every call, so ``affidavit grant`` takes effect at the next call of a running
 server. Every tool result that carries memory content carries the data-not-instructions
 notice.
