@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
-from tests.proxy.conftest import RawProxy, text_of
+from tests.proxy.conftest import HERE, REPO, RawProxy, text_of
 from tests.support import run_cli
 
 TOKEN = "tok-loopback-very-secret-123"
@@ -225,3 +231,44 @@ def test_server_messages_on_the_get_stream_reach_the_host(http_backend, home, tm
     assert (
         gets and gets[0]["Mcp-Session-Id"] == "sess-42" and gets[0]["Accept"] == "text/event-stream"
     )
+
+
+@pytest.fixture
+def sdk_server(tmp_path) -> Iterator[tuple[str, Path]]:
+    """The demo backend served by the official SDK's Streamable HTTP app on loopback."""
+    root = tmp_path / "served"
+    root.mkdir()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(HERE / "sdk_http_server.py"), str(root), str(port)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            assert server.poll() is None and time.monotonic() < deadline, "SDK server did not start"
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp", root
+    server.terminate()
+    server.wait(20)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.anyio
+async def test_official_client_to_an_sdk_http_server_in_both_eras(sdk_server, home, tmp_path, mode):
+    from tests.support import mcp_client
+
+    url, root = sdk_server
+    args = ["proxy", "--receipts", "--root", str(root), "--audit-log", str(tmp_path / "a.jsonl"),
+            "--backend-url", url]  # fmt: skip
+    async with mcp_client(args, home, mode=mode) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == {"write_file", "git_commit"}
+        result = await client.call_tool("write_file", {"path": "h.txt", "content": "over http"})
+    assert not result.is_error
+    assert (result.meta or {})["affidavit/receipt"]["verdict"] == "verified"
+    assert (root / "h.txt").read_text() == "over http"

@@ -28,6 +28,9 @@ BACKEND_GONE = -32001
 CONTRADICTED = -32002
 """Server-defined error: a resource read was contradicted by verification."""
 
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+"""The ``params._meta`` key that marks a 2026-07-28 stateless request."""
+
 IdKey = tuple[str, Any]
 """An id as a hashable key that keeps ``1`` and ``"1"`` apart: ``("n", 1)`` or ``("s", "1")``."""
 

@@ -12,8 +12,10 @@ the status code and no response body (which might echo a credential).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator, Mapping
 from urllib.parse import urlparse
 
@@ -56,6 +58,47 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[str]:
             data.append(value[1:] if value.startswith(" ") else value)
     if data:
         yield "\n".join(data)
+
+
+_NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_HEADER_SAFE = re.compile(r"[\x20-\x7E]*")
+_B64_SENTINEL = re.compile(r"=\?base64\?.*\?=")
+
+
+def header_value(value: str) -> str:
+    """``value`` as an HTTP field value: verbatim if printable ASCII, else the base64 form."""
+    if (
+        _HEADER_SAFE.fullmatch(value)
+        and value == value.strip()
+        and not _B64_SENTINEL.fullmatch(value)
+    ):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def envelope_headers(line: bytes) -> dict[str, str]:
+    """The routing headers a 2026-07-28 request needs on HTTP (empty for session-era lines).
+
+    A stateless request carries its protocol version in ``params._meta``; the server insists
+    that ``MCP-Protocol-Version``, ``Mcp-Method`` and, for name-bearing methods, ``Mcp-Name``
+    repeat the body. Only this transport parses the line for it; the stdio path never does.
+    """
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return {}
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(jsonrpc.PROTOCOL_VERSION_META) if isinstance(meta, dict) else None
+    method = message.get("method") if isinstance(message, dict) else None
+    if not isinstance(version, str) or not isinstance(method, str):
+        return {}
+    assert isinstance(params, dict)
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    name = params.get(_NAME_PARAMS.get(method, ""))
+    if isinstance(name, str):
+        headers["Mcp-Name"] = header_value(name)
+    return headers
 
 
 def _one_line(body: bytes) -> bytes:
@@ -131,8 +174,9 @@ class HttpBackend:
     async def _post(self, line: bytes) -> None:
         assert self._client is not None
         try:
+            headers = {**self._request_headers(), **envelope_headers(line)}
             async with self._client.stream(
-                "POST", self.url, content=line, headers=self._request_headers()
+                "POST", self.url, content=line, headers=headers
             ) as response:
                 session = response.headers.get("mcp-session-id")
                 if session and session != self.session_id:

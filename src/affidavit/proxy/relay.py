@@ -31,8 +31,6 @@ from affidavit.core import jsonrpc
 from affidavit.core.jsonrpc import IdKey, Kind, Peek
 from affidavit.proxy.hostio import HostIO
 
-PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
-
 
 class Backend(Protocol):
     """What the relay needs from a backend transport (stdio subprocess or Streamable HTTP)."""
@@ -104,7 +102,7 @@ class HostRequest:
     def stateless(self) -> bool:
         """Whether this is a 2026-07-28 request (its ``_meta`` carries the protocol version)."""
         meta = self.params.get("_meta")
-        return isinstance(meta, dict) and PROTOCOL_VERSION_META in meta
+        return isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_META in meta
 
     def reply(self, line: bytes) -> None:
         """Answer the host with a line as it is."""
