@@ -31,6 +31,11 @@ MAX_QUERY = 1000
 MAX_TEXT = 2000  # hard ceiling; the vault's own limit (setting max_memory_chars) is lower
 
 
+def _nullable(kind: str) -> dict[str, Any]:
+    """A value of ``kind`` or null, spelled portably (``anyOf``, not a type list)."""
+    return {"anyOf": [{"type": kind}, {"type": "null"}]}
+
+
 def _ns(purpose: str) -> dict[str, Any]:
     return {"type": "string", "pattern": NAMESPACE_PATTERN, "description": purpose}
 
@@ -141,13 +146,13 @@ _MEMORY_OUT: dict[str, Any] = {
         "source": {"type": "string"},
         "namespace": {"type": "string"},
         "saved_at": {"type": "string"},
-        "discovered": {"type": ["string", "null"]},
-        "expires": {"type": ["string", "null"]},
+        "discovered": _nullable("string"),
+        "expires": _nullable("string"),
         "tags": {"type": "array", "items": {"type": "string"}},
         "kind": {"type": "string"},
         "importance": {"type": "number"},
         "quarantined": {"type": "boolean"},
-        "superseded_by": {"type": ["string", "null"]},
+        "superseded_by": _nullable("string"),
         "score": {"type": "number"},
         "warning": {"type": "string"},
     },
@@ -162,7 +167,7 @@ _STORE_RESULT: dict[str, Any] = {
             "enum": ["stored", "duplicate", "reaffirmed", "conflict"],
         },
         "id": {
-            "type": ["string", "null"],
+            **_nullable("string"),
             "description": "The new memory, or the existing one it matched (null on conflict).",
         },
         "namespace": {"type": "string"},
@@ -182,9 +187,9 @@ _RELATION_OUT: dict[str, Any] = {
         "predicate": {"type": "string"},
         "object": {"type": "string"},
         "namespace": {"type": "string"},
-        "src_id": {"type": ["string", "null"]},
-        "valid_from": {"type": ["string", "null"]},
-        "valid_to": {"type": ["string", "null"]},
+        "src_id": _nullable("string"),
+        "valid_from": _nullable("string"),
+        "valid_to": _nullable("string"),
         "saved_at": {"type": "string"},
     },
     "required": ["id", "subject", "predicate", "object", "namespace"],
@@ -567,10 +572,10 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec]:
                     "locked": {"type": "boolean"},
                     "caller": {"type": "string"},
                     "default_namespace": {"type": "string"},
-                    "memories": {"type": ["integer", "null"]},
-                    "semantic": {"type": ["boolean", "null"]},
+                    "memories": _nullable("integer"),
+                    "semantic": _nullable("boolean"),
                     "vault": {"type": "string"},
-                    "unlock_tool_enabled": {"type": ["boolean", "null"]},
+                    "unlock_tool_enabled": _nullable("boolean"),
                     "hint": {"type": "string"},
                 },
                 ["locked", "caller", "default_namespace"],
@@ -646,7 +651,7 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec]:
                                 "query": {"type": "string"},
                                 "expected": {"type": "string"},
                                 "found": {"type": "boolean"},
-                                "rank": {"type": ["integer", "null"]},
+                                "rank": _nullable("integer"),
                                 "ms": {"type": "number"},
                                 "skipped": {
                                     "type": "boolean",

@@ -1,9 +1,12 @@
 """The official MCP Inspector CLI (Node) against ``affidavit serve``: list, strict checks, call.
 
-Inspector 0.15's CLI has no ``--strict`` switch, so the strict part is done here on exactly
-what it printed: every input and output schema must be valid JSON Schema 2020-12 with every
-property described, and every call's ``structuredContent`` must validate against the tool's
-output schema. The vault is unlocked by a session, so no passphrase appears in argv.
+Inspector 2.x has ``--strict`` (tool-schema portability problems in full on stderr, exit 6 on
+an error); it is used whenever the installed Inspector offers it, and any problem it reports,
+warnings included, fails the test. Inspector 0.15 has no such switch; with either, the strict
+part is also done here on exactly what it printed: every input and output schema must be valid
+JSON Schema 2020-12 with every input property described, and every call's
+``structuredContent`` must validate against the tool's output schema. The vault is unlocked by
+a session, so no passphrase appears in argv.
 """
 
 from __future__ import annotations
@@ -29,11 +32,27 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _inspector(setup, *args: str) -> dict:
-    env = {
+def _env(setup) -> dict[str, str]:
+    return {
         "PATH": f"{TOOLS / '.bin'}{os.pathsep}{os.environ['PATH']}",  # Node 22 first
         "HOME": str(setup.home),
     }
+
+
+def _has_strict(setup) -> bool:
+    shown = subprocess.run(
+        [str(INSPECTOR), "--cli", "--help"],
+        env=_env(setup),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return "--strict" in shown.stdout + shown.stderr
+
+
+def _inspector(setup, *args: str) -> dict:
+    env = _env(setup)
     server_env = {
         "AFFIDAVIT_VAULT": str(setup.path),
         "AFFIDAVIT_HOME": str(setup.home / ".affidavit"),
@@ -50,7 +69,10 @@ def _inspector(setup, *args: str) -> dict:
         check=False,
     )
     assert done.returncode == 0, done.stderr + done.stdout
-    return json.loads(done.stdout)
+    if "--strict" in args:
+        assert "Warning" not in done.stderr and "Error" not in done.stderr, done.stderr
+    data = json.loads(done.stdout)
+    return data.get("result", data)  # Inspector 2.x with --format json wraps the result
 
 
 def _described(schema: dict, where: str) -> None:
@@ -64,7 +86,10 @@ def test_inspector_lists_strictly_valid_tools_and_round_trips_a_call(setup):
     with Vault.open(setup.path, passphrase=TEST_PASSPHRASE) as v:
         v.start_session()
 
-    listed = _inspector(setup, "--method", "tools/list")["tools"]
+    modern = _has_strict(setup)
+    fmt = ["--format", "json"] if modern else []
+    strict = ["--strict"] if modern else []
+    listed = _inspector(setup, "--method", "tools/list", *strict, *fmt)["tools"]
     assert len(listed) == 14
     schemas = {}
     for tool in listed:
@@ -85,6 +110,7 @@ def test_inspector_lists_strictly_valid_tools_and_round_trips_a_call(setup):
         "text=The Inspector round trip stored this claim.",
         "--tool-arg",
         "source=mcp inspector",
+        *fmt,
     )
     assert stored["isError"] is False
     schemas["memory_store"].validate(stored["structuredContent"])
@@ -98,6 +124,7 @@ def test_inspector_lists_strictly_valid_tools_and_round_trips_a_call(setup):
         "memory_search",
         "--tool-arg",
         "query=inspector round trip",
+        *fmt,
     )
     schemas["memory_search"].validate(found["structuredContent"])
     ids = [r["id"] for r in found["structuredContent"]["results"]]
