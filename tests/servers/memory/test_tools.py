@@ -250,3 +250,18 @@ def test_selftest_runs_on_a_private_sample_and_leaves_the_vault_alone(setup):
             assert body(await client.call_tool("memory_recent", {}))["results"] == []
 
     run(scenario)
+
+
+def test_the_2026_protocol_era_works_too(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env(), mode="2026-07-28") as client:
+            assert len((await client.list_tools()).tools) == 14
+            stored = body(
+                await client.call_tool(
+                    "memory_store", {"text": "Stateless requests reach the vault.", "source": "t"}
+                )
+            )
+            found = body(await client.call_tool("memory_search", {"query": "stateless requests"}))
+            assert [r["id"] for r in found["results"]] == [stored["id"]]
+
+    run(scenario)
