@@ -122,7 +122,12 @@ def test_a_symlinked_config_is_written_through_the_link(home):
 
 
 def test_usage_errors_are_one_line(home):
-    for args in (["integrate"], ["integrate", "nope"], ["integrate", "cursor", "--all"]):
+    for args in (
+        ["integrate"],
+        ["integrate", "nope"],
+        ["integrate", "cursor", "--all"],
+        ["integrate", "cursor", "--caller", "two words"],
+    ):
         result = run_cli(args, home)
         assert result.returncode == 2, (args, result.stderr)
         assert result.stderr.startswith("affidavit: error:") and "Traceback" not in result.stderr

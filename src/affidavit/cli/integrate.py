@@ -83,6 +83,10 @@ def integrate(
     if list_:
         _show_list()
         return
+    if caller is not None:
+        from affidavit.vault.acl import check_name
+
+        check_name(caller, "caller")
     if sum(bool(x) for x in (client, all_, remove)) != 1:
         raise UsageError("name one CLIENT, or pass --all, --remove CLIENT or --list")
     if remove:
