@@ -53,12 +53,31 @@ def test_hnsw_above_threshold_finds_what_exact_finds() -> None:
     exact, approx = VectorIndex(threshold=10**9), VectorIndex(threshold=100)
     for index in (exact, approx):
         index.add_many([(i, vecs[i : i + 1]) for i in range(600)])
-    assert approx.approximate and not exact.approximate
+    assert {max(approx.search(vecs[9], 5), key=approx.search(vecs[9], 5).get)} == {9}  # exact
+    assert approx.wait_ready(120) and not exact.wait_ready(0)
     for probe in (3, 150, 599):
         assert max(approx.search(vecs[probe], 10), key=approx.search(vecs[probe], 10).get) == probe
         assert set(exact.search(vecs[probe], 10)) & set(approx.search(vecs[probe], 10))
     approx.remove(150)
     assert 150 not in approx.search(vecs[150], 10)
+    approx.add(600, vecs[150:151])  # added after the build: found through HNSW too
+    assert max(approx.search(vecs[150], 10), key=approx.search(vecs[150], 10).get) == 600
+
+
+def test_changes_during_the_background_build_are_kept() -> None:
+    rng = np.random.default_rng(4)
+    vecs = _unit(rng, 3000)
+    index = VectorIndex(threshold=100)
+    index.add_many([(i, vecs[i : i + 1]) for i in range(2500)])
+    for gone in range(0, 50):
+        index.remove(gone)  # most likely while the builder runs
+    index.add_many([(i, vecs[i : i + 1]) for i in range(2500, 3000)])
+    assert index.wait_ready(120)
+    for gone in range(0, 50):
+        assert gone not in index.search(vecs[gone], 10)
+    for probe in (60, 2499, 2999):
+        hits = index.search(vecs[probe], 10)
+        assert max(hits, key=hits.get) == probe
 
 
 def test_hnsw_before_the_model_does_not_crash_the_process() -> None:
@@ -72,7 +91,7 @@ def test_hnsw_before_the_model_does_not_crash_the_process() -> None:
         "v = VectorIndex(threshold=4)\n"
         "m = np.eye(8, 384, dtype=np.float32)\n"
         "v.add_many([(i, m[i : i + 1]) for i in range(8)])\n"
-        "assert v.approximate\n"
+        "assert v.wait_ready(120)\n"
         "from affidavit.vault.embedder import shared_embedder\n"
         "print(shared_embedder().embed_query('still alive').shape)\n"
     )
