@@ -58,6 +58,7 @@ def test_rug_pull_is_reported_hidden_and_refused_until_trusted(
 
     trusted = run_cli(["proxy", "trust-tools", "--audit-log", str(tmp_path / "audit.jsonl")], home)
     assert trusted.returncode == 0 and "trusted echo" in trusted.stdout
+    assert "send it along" in trusted.stdout  # the user sees what they accepted
     third = session(raw_proxy, tools)
     assert {t["name"] for t in third.request(1, "tools/list")["result"]["tools"]} == {
         "echo",

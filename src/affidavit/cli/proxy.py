@@ -226,7 +226,11 @@ def trust_tools(
         stdout.print("nothing to trust: no changed tool definitions are waiting")
         return
     for change in accepted:
-        stdout.print(f"trusted {change.tool} ({change.backend}): now pinned at {change.seen[:16]}")
+        stdout.print(
+            f"trusted {change.tool} ({change.backend}): now pinned at {change.seen[:16]}",
+            markup=False,
+        )
+        stdout.print(f"  its description now reads: {change.description!r}", markup=False)
 
 
 @proxy_app.command("replay")

@@ -76,6 +76,7 @@ class Change:
     tool: str
     pinned: str
     seen: str
+    description: str = ""
 
 
 @dataclass
@@ -146,7 +147,15 @@ def trust(path: Path, tools: set[str] | None = None, backend: str | None = None)
                 if tools is not None and tool not in tools:
                     continue
                 record = pending.pop(tool)
-                accepted.append(Change(name, tool, entry["tools"].get(tool, ""), record["hash"]))
+                accepted.append(
+                    Change(
+                        name,
+                        tool,
+                        entry["tools"].get(tool, ""),
+                        record["hash"],
+                        str(record.get("description", "")),
+                    )
+                )
                 entry["tools"][tool] = record["hash"]
         if accepted:
             _write(path, data)
