@@ -293,3 +293,52 @@ def test_audit_verify_a_proxy_log(home: Path, tmp_path: Path) -> None:
     code, out, err = cli(["audit", "verify", "--log", str(log), "--json"], home, {})
     assert code == 5 and json.loads(out)["broken_at"] == 2
     assert "entry 2" in one_error_line(err)
+
+
+def _pty_run(args: list[str], env: dict[str, str], answers: list[str]) -> tuple[int, str]:
+    """Run the CLI on a real pseudo-terminal, answering each prompt (``...: ``) in turn."""
+    import os
+    import pty
+    import select
+    import signal
+    import sys
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a real process with the pty as its controlling terminal
+        os.execve(sys.executable, [sys.executable, "-m", "affidavit", *args], env)  # noqa: S606
+    screen, since = b"", b""
+    pending = list(answers)
+    while True:
+        ready, _, _ = select.select([fd], [], [], 120)
+        if not ready:  # a prompt nobody answers: fail instead of hanging
+            os.kill(pid, signal.SIGKILL)
+            break
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:  # EIO: the child exited and closed the terminal
+            break
+        if not chunk:
+            break
+        screen += chunk
+        since += chunk
+        if pending and since.endswith(b": "):
+            os.write(fd, (pending.pop(0) + "\n").encode())
+            since = b""
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), screen.decode(errors="replace")
+
+
+def test_init_on_a_terminal_asks_twice_and_never_echoes(home: Path, tmp_path: Path) -> None:
+    from tests.support import cli_env
+
+    env = cli_env(home, {"AFFIDAVIT_VAULT": str(tmp_path / "v")})
+    code, screen = _pty_run(["init"], env, ["typed secret 1", "typed secret 2"])
+    assert code == 2 and "differ" in screen and not (tmp_path / "v" / DB_NAME).exists()
+    code, screen = _pty_run(["init"], env, ["typed secret 1", "typed secret 1"])
+    assert code == 0 and "created an encrypted vault" in screen
+    assert "typed secret" not in screen  # getpass never echoed it
+    code, screen = _pty_run(
+        ["store", "asked on the terminal", "--source", "tty"], env, ["typed secret 1"]
+    )
+    assert code == 0 and "Vault passphrase:" in screen
