@@ -131,6 +131,7 @@ class Embedder:
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._lock = threading.Lock()
+        trim_heap()
         self.model_id = MODEL_ID
         self.dim = DIM
 
@@ -181,6 +182,26 @@ class Embedder:
             result.append(out[pos : pos + len(ws)])
             pos += len(ws)
         return result
+
+
+def trim_heap() -> None:
+    """Hand freed heap pages back to the OS (glibc keeps them otherwise).
+
+    Building the session folds the int8 weights and frees the originals; an unlock decrypts
+    every record through temporaries. glibc keeps those pages mapped: trimming after either
+    measured 226 -> 167 MB resident for the model alone. A no-op where there is no glibc.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+    except OSError:
+        trim = None
+    if trim is not None:
+        trim(0)
 
 
 def vector_to_bytes(windows: npt.NDArray[np.float32]) -> bytes:

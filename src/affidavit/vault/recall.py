@@ -51,6 +51,7 @@ from affidavit.vault.embedder import (
     Embedder,
     describe,
     shared_embedder,
+    trim_heap,
     vector_from_bytes,
     vector_to_bytes,
 )
@@ -146,6 +147,7 @@ class Memory:
                     ]
                 )
                 self._index = index
+                trim_heap()
             return self._index
 
     @classmethod
