@@ -373,3 +373,19 @@ def test_a_pipelined_flood_is_answered_exactly_once_each(raw_proxy):
     proxy.send(b"".join(lines))
     seen = [proxy.recv()["id"] for _ in range(600)]
     assert sorted(seen) == list(range(600))
+
+
+def test_sigterm_shuts_down_like_a_host_disconnect(raw_proxy, tmp_path):
+    import signal
+
+    pidfile = tmp_path / "backend.pid"
+    proxy = raw_proxy(env={"RAW_BACKEND_PIDFILE": str(pidfile)})
+    proxy.initialize()
+    proxy.call(1, "echo", {"before": "sigterm"})
+    pid = int(pidfile.read_text())
+    proxy.proc.send_signal(signal.SIGTERM)
+    assert proxy.proc.wait(30) == 0
+    with pytest.raises(ProcessLookupError):
+        _wait_gone(pid)
+    entries = (tmp_path / "audit.jsonl").read_text().splitlines()
+    assert len(entries) == 1 and '"before":"sigterm"' in entries[0]

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import itertools
 import secrets
+import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -388,6 +389,9 @@ class Relay:
             self.interceptor = make_interceptor(self)
         host_task = asyncio.create_task(self._host_loop())
         backend_task = asyncio.create_task(self._backend_loop())
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            # a host that stops us with SIGTERM gets the same clean shutdown as closing stdin
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, host_task.cancel)
         done, _ = await asyncio.wait({host_task, backend_task}, return_when=asyncio.FIRST_COMPLETED)
         if backend_task in done:
             await self._after_backend_exit(host_task)
