@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +245,33 @@ def measure_rss(size: int = 10_000) -> list[Row]:
 def measure_all(sizes: tuple[int, ...] = (1000, 10_000, 100_000), queries: int = 200) -> list[Row]:
     """Every recall row, in table order."""
     return measure_store() + measure_search(sizes, queries) + measure_rss()
+
+
+def _within(value: float, target: str) -> bool | None:
+    """``"<= 15"`` -> value <= 15; no target -> None."""
+    return value <= float(target.split()[1]) if target.startswith("<=") else None
+
+
+def bench_measurements(row: Callable[..., Any]) -> list[Callable[[Any], list[Any]]]:
+    """The recall rows as benchmarks/vault.py measurements: ``fn(bench) -> [row(...)]``.
+
+    ``row`` is that table's row type (metric, value, unit, target, ok); ``bench.sizes`` gives
+    the vault sizes to search at.
+    """
+
+    def convert(rows: list[Row]) -> list[Any]:
+        return [row(m, v, u, t, _within(v, t)) for m, v, u, t in rows]
+
+    def recall_store(bench: Any) -> list[Any]:
+        return convert(measure_store())
+
+    def recall_search(bench: Any) -> list[Any]:
+        return convert(measure_search(tuple(bench.sizes)))
+
+    def recall_rss(bench: Any) -> list[Any]:
+        return convert(measure_rss())
+
+    return [recall_store, recall_search, recall_rss]
 
 
 def main() -> None:
