@@ -386,7 +386,11 @@ class Relay:
         await self.backend.start()
         await self.host.open()
         if make_interceptor is not None:
-            self.interceptor = make_interceptor(self)
+            try:
+                self.interceptor = make_interceptor(self)
+            except BaseException:
+                await self.backend.close(grace=1.0)  # never leave the backend running alone
+                raise
         host_task = asyncio.create_task(self._host_loop())
         backend_task = asyncio.create_task(self._backend_loop())
         with contextlib.suppress(NotImplementedError, RuntimeError):
