@@ -211,6 +211,7 @@ MEASUREMENTS: list[Callable[[Bench], list[Row]]] = [
     measure_size,
     measure_visibility,
 ]
+MEASUREMENTS += __import__("recall_measures").bench_measurements(Row)  # recall rows (issue 4)
 
 
 def render(rows: list[Row]) -> str:

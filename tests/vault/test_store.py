@@ -269,3 +269,11 @@ def test_files_are_private(vault: Vault) -> None:
     assert vault.path.stat().st_mode & 0o777 == 0o700
     for p in vault.path.iterdir():
         assert p.stat().st_mode & 0o077 == 0, p.name
+
+
+def test_create_refuses_a_directory_holding_other_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    tmp_path.chmod(0o755)
+    with pytest.raises(ConflictError, match="not empty"):
+        Vault.create(tmp_path, "pw")
+    assert tmp_path.stat().st_mode & 0o777 == 0o755 and not (tmp_path / DB_NAME).exists()

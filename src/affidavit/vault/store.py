@@ -119,6 +119,12 @@ class Store:
             )
         if directory.is_dir() and any(p.name.startswith(hdr.DB_NAME) for p in directory.iterdir()):
             raise ConflictError(f"{directory} holds leftovers of a vault", "move them away first")
+        if directory.is_dir() and any(directory.iterdir()):
+            # the vault makes its directory 0700; never do that to a folder holding other things
+            raise ConflictError(
+                f"{directory} is not empty; a vault needs a directory of its own",
+                "point AFFIDAVIT_VAULT at a new or empty directory",
+            )
 
     @classmethod
     def open(cls, directory: Path) -> Store:
