@@ -430,9 +430,12 @@ def status(as_json: bool = JSON_OPT) -> None:
     if as_json:
         print_json(info)
         return
+    state = info["state"]
+    if state == "unlocked" and info.get("session") == "locked":
+        state = "unlocked for this process only (AFFIDAVIT_PASSPHRASE); no unlock session"
     lines = [
         f"vault:   {info['path']}",
-        f"state:   {info['state']}",
+        f"state:   {state}",
         f"format:  {info['format']}",
         f"size:    {info['size_bytes']:,} bytes on disk",
     ]
