@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from affidavit.crypto.keyslots import KdfParams, make_slot  # noqa: E402
 from affidavit.vault import NewItem, Vault  # noqa: E402
+from recall_measures import bench_measurements  # noqa: E402 - benchmarks/ is on sys.path
 
 PASSPHRASE = "benchmark passphrase"  # noqa: S105 - a throwaway benchmark vault
 
@@ -211,7 +212,7 @@ MEASUREMENTS: list[Callable[[Bench], list[Row]]] = [
     measure_size,
     measure_visibility,
 ]
-MEASUREMENTS += __import__("recall_measures").bench_measurements(Row)  # recall rows (issue 4)
+MEASUREMENTS += bench_measurements(Row)  # recall: store with embedding, search, RSS (issue 4)
 
 
 def render(rows: list[Row]) -> str:
