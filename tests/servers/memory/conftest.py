@@ -13,6 +13,9 @@ import pytest
 
 from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault, vault_env
 
+# Keyword-only recall (no embedding model): lighter servers where embeddings do not matter.
+LIGHT = {"AFFIDAVIT_EMBEDDER": "off"}
+
 
 @dataclass
 class VaultSetup:

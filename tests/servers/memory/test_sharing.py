@@ -5,12 +5,9 @@ from __future__ import annotations
 import contextlib
 
 from affidavit.vault import Vault, acl
-from tests.servers.memory.conftest import body, error_text, run
+from tests.servers.memory.conftest import LIGHT, body, error_text, run
 from tests.support import mcp_client, run_cli
 from tests.vault.conftest import TEST_PASSPHRASE
-
-# Grants and locking do not depend on embeddings: run those servers keyword-only (lighter).
-LIGHT = {"AFFIDAVIT_EMBEDDER": "off"}
 
 
 def _store(text: str, **extra: object) -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from tests.servers.memory.conftest import body, error_text, run
+from tests.servers.memory.conftest import LIGHT, body, error_text, run
 from tests.support import mcp_client
 
 LIST = "memory_list_namespaces"
@@ -263,5 +263,18 @@ def test_the_2026_protocol_era_works_too(setup):
             )
             found = body(await client.call_tool("memory_search", {"query": "stateless requests"}))
             assert [r["id"] for r in found["results"]] == [stored["id"]]
+
+    run(scenario)
+
+
+def test_keyword_only_mode_is_reported_and_semantic_checks_are_skipped(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env(**LIGHT)) as client:
+            status = body(await client.call_tool("memory_status", {}))
+            assert status["semantic"] is False and "off" in status["hint"]
+            report = body(await client.call_tool("memory_selftest", {}))
+            assert report["semantic"] is False and report["passed"] is True
+            assert any(c["skipped"] for c in report["checks"])
+            assert not all(c["skipped"] for c in report["checks"])
 
     run(scenario)
