@@ -17,8 +17,8 @@ import concurrent.futures
 import json
 import secrets
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 from affidavit.core import jsonrpc
 from affidavit.core.jsonrpc import Peek
@@ -37,23 +37,29 @@ from affidavit.proxy.audit import (
 from affidavit.proxy.options import ProxyOptions
 from affidavit.proxy.pinning import PinStore
 from affidavit.proxy.policy import ALLOW, APPROVE, DENY, Decision
+from affidavit.proxy.receipts import (
+    RECEIPT_META,
+    REPLAYED_META,
+    contradicted_result,
+    receipt_line,
+    tool_error,
+    unchecked,
+    with_receipt,
+)
 from affidavit.proxy.relay import HostRequest, Relay, log
 from affidavit.proxy.replay import ReplayCache, Verified, call_key
 from affidavit.proxy.roots import Roots
+from affidavit.proxy.verification import VerifierRunner
 from affidavit.proxy.verifiers.base import (
     CallContext,
-    Evidence,
     Receipt,
     Verdict,
     Verifier,
     utc_now,
 )
 
-T = TypeVar("T")
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
-RECEIPT_META = "affidavit/receipt"
-REPLAYED_META = "affidavit/replayed"
 APPROVAL_TIMEOUT = 600.0
 _RAW_ARGUMENTS = "\0arguments"
 ROOTS_TIMEOUT = 10.0
@@ -61,62 +67,6 @@ ROOTS_TIMEOUT = 10.0
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
-
-
-def receipt_line(receipt: Receipt) -> str:
-    """The one-line human form of a receipt (stderr, and the text added by ``--receipts``)."""
-    head = (
-        f"[affidavit receipt] {receipt.verdict.value.upper()} · {receipt.verifier}: {receipt.claim}"
-    )
-    if receipt.evidence:
-        return head + " — " + "; ".join(e.observed for e in receipt.evidence)
-    return head
-
-
-def _unchecked(verifier: str, claim: str, why: str) -> Receipt:
-    return Receipt(Verdict.UNCHECKED, verifier, claim, (Evidence(why, "affidavit proxy"),))
-
-
-def _tool_error(text: str, receipt: Receipt | None = None) -> dict[str, Any]:
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": True}
-    if receipt is not None:
-        result["_meta"] = {RECEIPT_META: receipt.as_dict()}
-    return result
-
-
-def _original_text(result: Mapping[str, Any]) -> str:
-    parts = [
-        str(item.get("text", ""))
-        for item in result.get("content") or []
-        if isinstance(item, Mapping) and item.get("type") == "text"
-    ]
-    text = " ".join(parts).strip()
-    return text if len(text) <= 500 else text[:500] + "…"
-
-
-def contradicted_result(result: Mapping[str, Any], receipt: Receipt) -> dict[str, Any]:
-    """The error result that replaces a claimed success that verification contradicted."""
-    evidence = "; ".join(f"{e.observed} ({e.where}, {e.when})" for e in receipt.evidence)
-    text = (
-        f"affidavit: the backend reported success, but verification contradicted it. "
-        f"Claim: {receipt.claim}. Evidence: {evidence or 'none recorded'}."
-    )
-    original = _original_text(result)
-    if original:
-        text += f" The backend's (untrusted) reply was: {original}"
-    return _tool_error(text, receipt)
-
-
-def with_receipt(result: Mapping[str, Any], receipt: Receipt) -> dict[str, Any]:
-    """``result`` with the receipt appended as text and in ``_meta`` (``--receipts``)."""
-    updated = dict(result)
-    content = list(updated.get("content") or [])
-    content.append({"type": "text", "text": receipt_line(receipt)})
-    updated["content"] = content
-    meta = dict(updated.get("_meta") or {})
-    meta[RECEIPT_META] = receipt.as_dict()
-    updated["_meta"] = meta
-    return updated
 
 
 def _result_of(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -145,7 +95,7 @@ class ProxyInterceptor:
         self.host_caps: dict[str, Any] = {}
         self.backend_name = ""
         self._roots_task: asyncio.Task[None] | None = None
-        self._verify_pool = concurrent.futures.ThreadPoolExecutor(8, "affidavit-verify")
+        self.runner = VerifierRunner(options.verifiers, options.verify_timeout)
         self._audit_pool = concurrent.futures.ThreadPoolExecutor(1, "affidavit-audit")
         methods = {
             "initialize",
@@ -160,10 +110,6 @@ class ProxyInterceptor:
         self.methods = frozenset(methods)
 
     # ------------------------------------------------------------ plumbing
-
-    async def _in_thread(self, fn: Callable[..., T], *args: Any, timeout: float) -> T:
-        loop = asyncio.get_running_loop()
-        return await asyncio.wait_for(loop.run_in_executor(self._verify_pool, fn, *args), timeout)
 
     def _record(self, body: Mapping[str, Any]) -> None:
         body = dict(body)
@@ -192,52 +138,6 @@ class ProxyInterceptor:
             roots=self.roots.all,
             settings=self.options.settings,
         )
-
-    def _select(self, ctx: CallContext) -> Verifier | None:
-        for verifier in self.options.verifiers:
-            try:
-                if verifier.applies(ctx):
-                    return verifier
-            except Exception as exc:
-                log(f"verifier {getattr(verifier, 'name', verifier)!r} failed in applies(): {exc}")
-        return None
-
-    async def _snapshot(self, verifier: Verifier, ctx: CallContext) -> tuple[bool, Any]:
-        try:
-            before = await self._in_thread(
-                verifier.snapshot, ctx, timeout=self.options.verify_timeout
-            )
-        except Exception as exc:
-            log(f"verifier {verifier.name!r} could not take its snapshot ({exc!r})")
-            return False, None
-        return True, before
-
-    async def _verify(
-        self, verifier: Verifier, ctx: CallContext, before: Any, result: Mapping[str, Any]
-    ) -> Receipt:
-        try:
-            receipt = await self._in_thread(
-                verifier.verify, ctx, before, result, timeout=self.options.verify_timeout
-            )
-        except TimeoutError:
-            return _unchecked(verifier.name, ctx.name, "verification timed out")
-        except Exception as exc:
-            return _unchecked(verifier.name, ctx.name, f"verifier failed ({type(exc).__name__})")
-        if not isinstance(receipt, Receipt):
-            return _unchecked(verifier.name, ctx.name, "verifier returned no receipt")
-        return receipt
-
-    async def _still_holds(self, outcome: Verified) -> bool:
-        try:
-            held = await self._in_thread(
-                outcome.verifier.still_holds,
-                outcome.ctx,
-                outcome.receipt,
-                timeout=self.options.verify_timeout,
-            )
-        except Exception:
-            return False
-        return held is True
 
     async def _await_roots(self) -> None:
         task = self._roots_task
@@ -299,7 +199,7 @@ class ProxyInterceptor:
     async def close(self) -> None:
         """Finish audit writes; leave stuck verifier threads behind rather than hang."""
         self._audit_pool.shutdown(wait=True)
-        self._verify_pool.shutdown(wait=False, cancel_futures=True)
+        self.runner.close()
         if self.options.telemetry is not None:
             self.options.telemetry.shutdown()
 
@@ -390,19 +290,19 @@ class ProxyInterceptor:
         await self._await_roots()
         started = time.perf_counter()
         ctx = self._context("resources/read", uri, {})
-        verifier = self._select(ctx)
-        ok, before = await self._snapshot(verifier, ctx) if verifier else (False, None)
+        verifier = self.runner.select(ctx)
+        ok, before = await self.runner.snapshot(verifier, ctx) if verifier else (False, None)
         line = await request.forward()
         result, _ = _result_of(line)
         if result is None:
             request.reply(line)
             return
         if verifier is None or not ok:
-            receipt = _unchecked(
+            receipt = unchecked(
                 verifier.name if verifier else "none", uri, "no verifier checked it"
             )
         else:
-            receipt = await self._verify(verifier, ctx, before, result)
+            receipt = await self.runner.verify(verifier, ctx, before, result)
         self._log_receipt(receipt)
         if receipt.verdict is Verdict.CONTRADICTED:
             request.reply(
@@ -455,7 +355,7 @@ class ProxyInterceptor:
     async def _check_pins(self, tools: list[Any]) -> None:
         assert self.pins is not None
         definitions = [t for t in tools if isinstance(t, dict)]
-        changes = await self._in_thread(self.pins.check, definitions, timeout=30.0)
+        changes = await asyncio.wait_for(asyncio.to_thread(self.pins.check, definitions), 30.0)
         self._listed.update(str(t.get("name")) for t in definitions)
         for change in changes:
             log(
@@ -548,7 +448,7 @@ class ProxyInterceptor:
                 f"affidavit proxy: refused `{name}`: its definition changed since it was pinned "
                 "(or could not be checked); review it and run `affidavit proxy trust-tools`"
             )
-            request.answer(_tool_error(text))
+            request.answer(tool_error(text))
             refused = {"action": "refused", "allowed": False, "reason": "tool pin changed"}
             self._record({**entry, "policy": refused, "outcome": "refused"})
             return
@@ -560,7 +460,7 @@ class ProxyInterceptor:
         params = request.params
         if not allowed:
             text = f"affidavit proxy: policy denied this call to `{name}`: {why}"
-            request.answer(_tool_error(text))
+            request.answer(tool_error(text))
             log(text)
             self._record(
                 {**entry, "outcome": "denied", "timings_ms": {**timings, "total": _ms(started)}}
@@ -568,7 +468,7 @@ class ProxyInterceptor:
             return
         await self._await_roots()
         ctx = self._context("tools/call", name, arguments)
-        verifier = self._select(ctx)
+        verifier = self.runner.select(ctx)
         replayable = (
             self.options.idempotent_replay
             and verifier is not None
@@ -582,7 +482,7 @@ class ProxyInterceptor:
         async with self.cache.exclusive(key):
             cached = self.cache.verified(key)
             if cached is not None:
-                if await self._still_holds(cached):
+                if await self.runner.still_holds(cached):
                     self._answer_from_cache(request, cached, entry, started)
                     return
                 self.cache.forget(key)
@@ -645,7 +545,7 @@ class ProxyInterceptor:
         snapshot_ok, before = False, None
         if verifier is not None:
             t0 = time.perf_counter()
-            snapshot_ok, before = await self._snapshot(verifier, ctx)
+            snapshot_ok, before = await self.runner.snapshot(verifier, ctx)
             timings["snapshot"] = _ms(t0)
         t0 = time.perf_counter()
         line = await request.forward()
@@ -655,7 +555,7 @@ class ProxyInterceptor:
         )
         if result is None and verifier is None and not self.options.receipts:
             request.reply(line)  # nothing to judge: the original bytes, at once
-            receipt = _unchecked("none", ctx.name, "no verifier for this tool")
+            receipt = unchecked("none", ctx.name, "no verifier for this tool")
             self._finish(entry, receipt, timings, started, "forwarded", request)
             return
         if result is None:
@@ -686,14 +586,14 @@ class ProxyInterceptor:
         timings: dict[str, float],
     ) -> Receipt:
         if verifier is None:
-            return _unchecked("none", ctx.name, "no verifier for this tool")
+            return unchecked("none", ctx.name, "no verifier for this tool")
         if not snapshot_ok:
-            return _unchecked(verifier.name, ctx.name, "the pre-call snapshot failed")
+            return unchecked(verifier.name, ctx.name, "the pre-call snapshot failed")
         # an isError reply is judged too: it claims nothing, but the verifier closes its books
         if result.get("resultType") == "input_required":
-            return _unchecked(verifier.name, ctx.name, "the tool asked for more input")
+            return unchecked(verifier.name, ctx.name, "the tool asked for more input")
         t0 = time.perf_counter()
-        receipt = await self._verify(verifier, ctx, before, result)
+        receipt = await self.runner.verify(verifier, ctx, before, result)
         timings["verify"] = _ms(t0)
         return receipt
 

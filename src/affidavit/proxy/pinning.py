@@ -14,7 +14,7 @@ import contextlib
 import fcntl
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,7 @@ class PinStore:
     refused: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def check(self, tools: list[Mapping[str, Any]]) -> list[Change]:
+    def check(self, tools: Sequence[Mapping[str, Any]]) -> list[Change]:
         """Pin unseen tools, record changed ones as pending; return the changes."""
         changes: list[Change] = []
         with self._lock, _locked(self.path):
