@@ -71,6 +71,52 @@ def unseal(key: bytes, blob: bytes, ad: bytes = b"", *, what: str = "a sealed bl
     return bytes(out)
 
 
+def unseal_wrapped(
+    wrap_key: bytes, wrapped: bytes, wrapped_ad: bytes, blob: bytes, blob_ad: bytes, *, what: str
+) -> bytes:
+    """Open ``blob`` with the key sealed in ``wrapped`` (both authenticated), in one call.
+
+    The hot path of unlock: the record key goes from one libsodium call to the next in a
+    C buffer, never becoming a Python object.
+    """
+    if len(wrapped) != OVERHEAD + KEY_BYTES or len(blob) < OVERHEAD:
+        raise SealError(f"{what} is truncated", "restore the vault from a backup")
+    record_key = ffi.new("unsigned char[]", KEY_BYTES)
+    clen = len(blob) - NONCE_BYTES
+    out = bytearray(clen - TAG_BYTES)
+    if (
+        _decrypt(
+            record_key,
+            ffi.NULL,
+            ffi.NULL,
+            wrapped[NONCE_BYTES:],
+            KEY_BYTES + TAG_BYTES,
+            wrapped_ad,
+            len(wrapped_ad),
+            wrapped[:NONCE_BYTES],
+            wrap_key,
+        )
+        != 0
+        or _decrypt(
+            ffi.from_buffer(out),
+            ffi.NULL,
+            ffi.NULL,
+            blob[NONCE_BYTES:],
+            clen,
+            blob_ad,
+            len(blob_ad),
+            blob[:NONCE_BYTES],
+            record_key,
+        )
+        != 0
+    ):
+        raise SealError(
+            f"{what} failed authentication (tampered or corrupt)",
+            "restore the vault from a backup",
+        )
+    return bytes(out)
+
+
 def subkey(master: bytes, label: str) -> bytes:
     """Derive an independent 256-bit key for one purpose from ``master`` (keyed BLAKE2b).
 

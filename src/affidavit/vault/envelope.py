@@ -119,8 +119,15 @@ def unwrap_key(wrap_key: bytes, vault_id: bytes, row: Row) -> bytes:
 
 def open_row(wrap_key: bytes, vault_id: bytes, row: Row) -> Payload | None:
     """Authenticate and decrypt a row; None for a shredded one."""
-    key = unwrap_key(wrap_key, vault_id, row)
     if row.blob is None:
+        unwrap_key(wrap_key, vault_id, row)
         return None
-    raw = aead.unseal(key, row.blob, _blob_ad(vault_id, row.rid), what=f"record {row.rid}")
+    raw = aead.unseal_wrapped(
+        wrap_key,
+        row.wkey,
+        _row_ad(vault_id, row.rid, row.seq, row.state, row.blob[-aead.TAG_BYTES :]),
+        row.blob,
+        _blob_ad(vault_id, row.rid),
+        what=f"record {row.rid}",
+    )
     return decode_payload(raw, row.rid)
