@@ -123,13 +123,21 @@ def test_dry_run_then_unwrap_after_an_edit_goes_entry_by_entry(home):
     assert restored["mcpServers"] == json.loads(original)["mcpServers"]
 
 
-def test_affidavit_own_server_is_never_wrapped(home):
+def test_affidavit_own_server_is_never_wrapped_but_the_devserver_is(home):
     (home / ".cursor").mkdir()
     assert run_cli(["integrate", "cursor"], home).returncode == 0
     before = (home / ".cursor" / "mcp.json").read_text()
     result = run_cli(["wrap", "--client", "cursor"], home)
     assert "affidavit: skip: affidavit's own server" in result.stdout
     assert (home / ".cursor" / "mcp.json").read_text() == before
+
+    data = json.loads(before)
+    command = data["mcpServers"]["affidavit"]["command"]
+    data["mcpServers"]["dev"] = {"command": command, "args": ["devserver", "--repo", "/r"]}
+    (home / ".cursor" / "mcp.json").write_text(json.dumps(data))
+    assert run_cli(["wrap", "--client", "cursor"], home).returncode == 0
+    dev = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["dev"]
+    assert dev["args"] == ["proxy", "--", command, "devserver", "--repo", "/r"]
 
 
 def test_a_wrapped_entry_really_launches_the_server_behind_the_proxy(home, tmp_path):

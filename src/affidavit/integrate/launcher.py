@@ -28,9 +28,13 @@ def affidavit_command() -> tuple[str, list[str]]:
 
 
 def affidavit_subcommand(command: str, args: list[str]) -> list[str] | None:
-    """If ``command args`` runs affidavit, the arguments after the program; else None."""
+    """If ``command args`` runs affidavit: its subcommand onward (global flags dropped)."""
     if Path(command).name in SCRIPT_NAMES:
-        return list(args)
-    if Path(command).name.startswith("python") and args[:2] == ["-m", "affidavit"]:
-        return list(args[2:])
-    return None
+        rest = list(args)
+    elif Path(command).name.startswith("python") and args[:2] == ["-m", "affidavit"]:
+        rest = list(args[2:])
+    else:
+        return None
+    while rest[:1] == ["--assert-offline"]:
+        rest = rest[1:]
+    return rest

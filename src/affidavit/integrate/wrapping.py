@@ -4,7 +4,8 @@ A stdio entry ``CMD ARGS`` becomes ``affidavit proxy -- CMD ARGS``; every other 
 (``env``, ``cwd``, timeouts, approvals) stays as it was, so secrets stay in ``env`` and never
 move into argv. Entries we cannot front are left alone and reported: remote servers (a URL,
 Streamable HTTP, legacy SSE, OAuth), entries with no command (extension-provided, built-in) and
-affidavit's own servers. An entry already fronted is recognised, so wrapping twice changes
+affidavit's own memory and pack servers (``affidavit devserver`` is a backend like any other
+and is fronted). An entry already fronted is recognised, so wrapping twice changes
 nothing. ``unwrap`` restores the backup byte for byte while the file is still what ``wrap``
 wrote; after later edits it rewrites each wrapped entry back to the command after ``--``.
 """
@@ -93,7 +94,8 @@ def decide(client: Client, server: str, entry: dict[str, Any]) -> Decision:
     if sub is not None:
         if sub[:1] == ["proxy"]:
             return Decision(server, "already", "already behind affidavit proxy")
-        return Decision(server, "skip", "affidavit's own server")
+        if sub[:1] == ["serve"] or sub[:2] == ["pack", "serve"]:
+            return Decision(server, "skip", "affidavit's own server (its answers need no proxy)")
     program, prefix = affidavit_command()
     new = _with_launch(client, entry, program, [*prefix, "proxy", "--", command, *args])
     return Decision(server, "wrap", f"{command} -> affidavit proxy -- {command}", new)
