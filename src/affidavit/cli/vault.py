@@ -9,9 +9,11 @@ Command bodies import the vault lazily so ``affidavit --help`` stays fast. Data 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import secrets
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from affidavit.vault import NewItem, Vault
 
 JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
+PROGRESS_FROM = 2000
 KEYFILE_BYTES = 64
 
 twofa_app = typer.Typer(
@@ -350,6 +353,19 @@ def export(
     out.flush()
 
 
+@contextlib.contextmanager
+def _progress(total: int, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr for long jobs (none for small ones)."""
+    if total < PROGRESS_FROM:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=stderr, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda done, _total: bar.update(task, completed=done)
+
+
 def _read_import(source: str) -> list[NewItem]:
     """Parse an export file: every line checked before anything is stored."""
     from affidavit.vault import NewItem
@@ -397,10 +413,11 @@ def import_(
     items = _read_import(source)
     vault = open_vault()
     try:
-        try:
-            counts = vault.import_items(items)
-        except InputError as exc:
-            raise InputError(f"{source}: {exc.message}", "nothing was imported") from None
+        with _progress(len(items), "sealing records") as report:
+            try:
+                counts = vault.import_items(items, progress=report)
+            except InputError as exc:
+                raise InputError(f"{source}: {exc.message}", "nothing was imported") from None
     finally:
         vault.close()
     if as_json:

@@ -441,12 +441,25 @@ class Vault:
         """Store one record (see :meth:`put_many`)."""
         return self.put_many([item])[0]
 
-    def put_many(self, items: Sequence[NewItem]) -> list[VaultItem]:
+    def put_many(
+        self, items: Sequence[NewItem], *, progress: Callable[[int, int], None] | None = None
+    ) -> list[VaultItem]:
         """Store a batch in one transaction: all or nothing, every item validated first.
 
         Items with an ``id`` (imports) are idempotent: an identical live record is returned
         as is; a different record under that id, or a forgotten one, is a ConflictError.
+        ``progress(done, total)`` is called while the batch is sealed (for long imports).
         """
+        stored = self._put_many(items, skip_forgotten=False, progress=progress)
+        return [it for it in stored if it is not None]
+
+    def _put_many(
+        self,
+        items: Sequence[NewItem],
+        *,
+        skip_forgotten: bool,
+        progress: Callable[[int, int], None] | None,
+    ) -> list[VaultItem | None]:
         vault_id = self.vault_id
         prepared: list[tuple[str, NewItem, Payload, bytes, bytes]] = []
         seen: set[str] = set()
@@ -472,6 +485,10 @@ class Vault:
                 vault_id, rid, envelope.encode_payload(payload)
             )
             prepared.append((rid, item, payload, record_key, blob))
+            if progress is not None and (index + 1) % 1000 == 0:
+                progress(index + 1, len(items))
+        if progress is not None:
+            progress(len(items), len(items))
 
         existing: dict[str, VaultItem] = {}
 
@@ -485,6 +502,8 @@ class Vault:
                     if current is not None and _same(current, payload):
                         existing[rid] = current
                         continue
+                    if current is None and skip_forgotten and rid in self._gone:
+                        continue
                     raise ConflictError(
                         f"item {index}: id {rid} already exists with different content"
                         if current is not None
@@ -495,25 +514,28 @@ class Vault:
             return writes
 
         written = self._write(plan)
-        return [existing.get(rid) or written[rid] for rid, *_ in prepared]
+        return [existing.get(rid) or written.get(rid) for rid, *_ in prepared]
 
-    def import_items(self, items: Sequence[NewItem]) -> dict[str, int]:
+    def import_items(
+        self, items: Sequence[NewItem], *, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
         """Import exported records (each with its ``id``): all or nothing, idempotent by id.
 
         Records already present are left alone; ids this vault forgot or shredded stay
         forgotten (an old export never resurrects them). Returns the three counts.
         """
-        self.refresh()
         for index, item in enumerate(items):
             if not isinstance(item, NewItem) or item.id is None:
                 raise InputError(f"item {index}: an imported record needs its id")
-        fresh = [it for it in items if it.id not in self._gone]
-        present = sum(1 for it in fresh if it.id in self._live)
-        self.put_many(fresh)
+        self.refresh()
+        floor = self._seq  # records this import writes get higher sequence numbers
+        stored = self._put_many(items, skip_forgotten=True, progress=progress)
+        skipped = sum(1 for it in stored if it is None)
+        new = sum(1 for it in stored if it is not None and it.seq > floor)
         return {
-            "imported": len(fresh) - present,
-            "already_present": present,
-            "kept_forgotten": len(items) - len(fresh),
+            "imported": new,
+            "already_present": len(items) - skipped - new,
+            "kept_forgotten": skipped,
         }
 
     def update(self, item_id: str, data: dict[str, Any], *, vector: Any = _KEEP) -> VaultItem:
