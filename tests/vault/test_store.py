@@ -277,3 +277,25 @@ def test_create_refuses_a_directory_holding_other_files(tmp_path: Path) -> None:
     with pytest.raises(ConflictError, match="not empty"):
         Vault.create(tmp_path, "pw")
     assert tmp_path.stat().st_mode & 0o777 == 0o755 and not (tmp_path / DB_NAME).exists()
+
+
+def test_import_error_names_the_row_even_after_a_skipped_forgotten_one(vault: Vault) -> None:
+    rows = [
+        NewItem(
+            data={"text": f"r{i}", "source": "s"}, id=f"imp-{i}", saved_at="2026-01-02T03:04:05Z"
+        )
+        for i in range(3)
+    ]
+    vault.import_items(rows)
+    vault.forget("imp-0")
+    bad = NewItem(data={"text": "no source"}, id="imp-9", saved_at="2026-01-02T03:04:05Z")
+    with pytest.raises(InputError, match="item 3: "):
+        vault.import_items([*rows, bad])
+    seen: list[tuple[int, int]] = []
+    counts = vault.import_items(
+        rows[1:] * 1
+        + [NewItem(data={"text": f"n{i}", "source": "s"}, id=f"new-{i}") for i in range(2500)],
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert counts == {"imported": 2500, "already_present": 2, "kept_forgotten": 0}
+    assert seen[0] == (1000, 2502) and seen[-1] == (2502, 2502)
