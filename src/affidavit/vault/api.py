@@ -207,11 +207,14 @@ class Vault:
             self._pending.clear()
 
     def lock(self) -> bool:
-        """End the unlock session for every process of this user, then close; True if one ran."""
+        """End the unlock session for every process of this user, then close; True if one ran.
+
+        Keys and plaintext are dropped first, so a failure to clear the session files (raised
+        afterwards) never leaves this handle open.
+        """
         with self._lock:
-            ended = session.clear(self.path)
             self.close()
-            return ended
+            return session.clear(self.path)
 
     def __enter__(self) -> Vault:
         return self
