@@ -170,6 +170,12 @@ def test_unlock_then_lock(home: Path, cli_vault: dict[str, str]) -> None:
     assert code == 6
     code, out, _ = cli(["lock"], home, no_secret)
     assert code == 0 and "already locked" in out
+    code, out, _ = cli(["unlock", "--once"], home, cli_vault)
+    assert code == 0 and "next process" in out
+    code, out, _ = cli(["get", "missing-id"], home, no_secret)  # opens, consuming the session
+    assert code == 3
+    code, out, _ = cli(["status", "--json"], home, no_secret)
+    assert json.loads(out)["state"] == "locked"
 
 
 def test_export_import_roundtrip_all_or_nothing(
