@@ -76,6 +76,11 @@ LEX_CAP = 0.999
 COMMON_SHARE = 0.10
 #: The share rule only applies from this many records; below it every term counts.
 COMMON_MIN_RECORDS = 50
+#: Postings of the rarest terms, up to this many records, create literal candidates; more
+#: frequent terms only add evidence to records already in play (until the exhaustive pool).
+#: benchmarks/recall_measures.py at 100k: scoring ~4,300 candidates a query cost 27 ms of
+#: a 55 ms search; LoCoMo's conversations hold <= 700 turns, so its figures are unchanged.
+LEX_CANDIDATE_BUDGET = 1000
 #: English function words: they carry no evidence about a memory in any vault, and a tiny
 #: vault has too few records for the share rule to see that (the "unrelated question returns
 #: nothing" test fails on a 5-memory vault without this list).
@@ -247,6 +252,32 @@ def _parse_time(value: str) -> datetime:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
+@dataclass
+class _Literal:
+    """Literal evidence for one question.
+
+    The rarest terms' postings (up to LEX_CANDIDATE_BUDGET records) create candidates; more
+    frequent terms only add their information to records already in play, unless the search
+    is exhaustive (the last pool widening), where every posting counts.
+    """
+
+    core: dict[int, float]
+    boosts: list[tuple[set[int], float]]
+    denominator: float
+
+    def p_lex(self, extra: Iterable[int] | None) -> dict[int, float]:
+        """p_lex for the core candidates plus ``extra`` slots (``None``: every posting)."""
+        raw = dict(self.core)
+        if extra is None:
+            extra = set().union(*(members for members, _ in self.boosts))
+        for slot in extra:
+            if slot not in raw:
+                got = sum(info for members, info in self.boosts if slot in members)
+                if got:
+                    raw[slot] = got
+        return {slot: min(LEX_CAP, s / self.denominator) for slot, s in raw.items()}
+
+
 class RecallIndex:
     """The searchable memories of one vault view: entries, keyword index, vector index."""
 
@@ -274,7 +305,7 @@ class RecallIndex:
 
     def lexical_candidates(self, text: str, limit: int) -> list[tuple[int, Entry]]:
         """The records holding most of a text's information (store-time checks, no model)."""
-        scores = self._lexical(text)
+        scores = self._lexical(text).p_lex(())
         best = sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
         return [(slot, self._by_slot[slot]) for slot in best]
 
@@ -327,14 +358,12 @@ class RecallIndex:
             return 0.0
         return (len(seqs) - bisect.bisect_right(seqs, entry.seq)) / len(seqs)
 
-    def _lexical(self, question: str) -> dict[int, float]:
-        """p_lex per slot: the share of the question's information each record holds."""
+    def _lexical(self, question: str) -> _Literal:
+        """The question's literal evidence: per-term postings weighted by self-information."""
         n = len(self.keyword)
-        if not n:
-            return {}
+        terms: list[tuple[int, float, str]] = []
         info_total = 0.0
-        scores: dict[int, float] = {}
-        for term in query_terms(question):
+        for term in query_terms(question) if n else []:
             if term in FUNCTION_WORDS:
                 continue
             df = self.keyword.df(term)
@@ -343,10 +372,22 @@ class RecallIndex:
             info = math.log((n + 1) / max(df, 1))
             info_total += info
             if df:
-                for slot in self.keyword.postings(term):
-                    scores[slot] = scores.get(slot, 0.0) + info
-        denominator = max(info_total, math.log(n + 1))
-        return {slot: min(LEX_CAP, s / denominator) for slot, s in scores.items()}
+                terms.append((df, info, term))
+        terms.sort()
+        core: dict[int, float] = {}
+        boosts: list[tuple[set[int], float]] = []
+        fetched = 0
+        for i, (df, info, term) in enumerate(terms):
+            postings = self.keyword.postings(term)
+            if i == 0 or fetched + df <= LEX_CANDIDATE_BUDGET:
+                fetched += df
+                for slot in postings:
+                    core[slot] = core.get(slot, 0.0) + info
+            else:
+                boosts.append((set(postings), info))
+        for slot in core:
+            core[slot] += sum(info for members, info in boosts if slot in members)
+        return _Literal(core, boosts, max(info_total, math.log(n + 1)))
 
     def search(
         self,
@@ -362,13 +403,14 @@ class RecallIndex:
         filters = filters or Filters()
         now = now or datetime.now(UTC)
         want = top_k if top_k is not None else ADAPTIVE_CAP
-        lexical = self._lexical(question)
+        literal = self._lexical(question)
         pool: int | None = POOL_START
         hits: list[Hit] = []
         for attempt in range(POOL_WIDENINGS + 1):
             if attempt == POOL_WIDENINGS:
                 pool = None
             semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
+            lexical = literal.p_lex(semantic.keys() if pool is not None else None)
             hits = self._rank(semantic, lexical, filters, now, exclude, want)
             exhausted = pool is None or pool >= len(self.vector)
             if len(hits) >= want or exhausted or not filters.active():
