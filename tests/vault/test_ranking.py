@@ -154,3 +154,18 @@ def test_ceilings_keep_literal_certainty_above_semantic_certainty() -> None:
     lexical_top = -ranking.W_LEX * math.log1p(-ranking.LEX_CAP)
     semantic_top = -ranking.W_VEC * math.log1p(-ranking.VEC_CAP)
     assert lexical_top > semantic_top
+
+
+def test_filters_never_lose_literal_matches_behind_the_candidate_budget() -> None:
+    n_frequent = ranking.LEX_CANDIDATE_BUDGET + 100
+    items = [(Entry(f"r{i}", f"zeta record {i}", seq=i), None) for i in range(5)]
+    items += [
+        (Entry(f"f{i}", f"alpha note {i}", seq=10 + i, namespace="b" if i < 3 else "a"), None)
+        for i in range(n_frequent)
+    ]
+    items += [(Entry(f"x{i}", f"filler words {i}", seq=20000 + i), None) for i in range(10000)]
+    index = RecallIndex()
+    index.add_many(items)
+    hits = index.search("alpha zeta", None, filters=Filters(namespaces=frozenset({"b"})))
+    assert {h.id for h in hits} == {"f0", "f1", "f2"}
+    assert {h.id for h in index.search("zeta", None, top_k=10)} == {f"r{i}" for i in range(5)}

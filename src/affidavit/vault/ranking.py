@@ -410,9 +410,9 @@ class RecallIndex:
             if attempt == POOL_WIDENINGS:
                 pool = None
             semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
-            lexical = literal.p_lex(semantic.keys() if pool is not None else None)
+            exhausted = pool is None or query_vector is None or pool >= len(self.vector)
+            lexical = literal.p_lex(None if exhausted else semantic.keys())
             hits = self._rank(semantic, lexical, filters, now, exclude, want)
-            exhausted = pool is None or pool >= len(self.vector)
             if len(hits) >= want or exhausted or not filters.active():
                 break
             pool = pool * POOL_GROWTH
