@@ -21,6 +21,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from affidavit.vault import Vault
+from tests.servers.memory.conftest import LIGHT
 from tests.vault.conftest import TEST_PASSPHRASE
 
 REPO = Path(__file__).resolve().parents[3]
@@ -58,6 +59,7 @@ def _inspector(setup, *args: str) -> dict:
         "AFFIDAVIT_HOME": str(setup.home / ".affidavit"),
         "XDG_RUNTIME_DIR": str(setup.runtime),
         "AFFIDAVIT_ASSERT_OFFLINE": "1",
+        **LIGHT,  # the protocol and schemas are under test here, not embeddings
     }
     flags = [f"-e{k}={v}" for k, v in server_env.items()]
     done = subprocess.run(
