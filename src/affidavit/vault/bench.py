@@ -24,18 +24,18 @@ import json
 import secrets
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from affidavit.core.errors import InputError, NotFoundError
 
-CORPUS_FIELDS = {"collection": str, "id": str, "text": str}
-QUERY_FIELDS = {"collection": str, "id": str, "text": str, "relevant": list}
+CORPUS_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str}
+QUERY_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str, "relevant": list}
 
 
-def read_jsonl(path: Path, what: str, required: dict[str, type]) -> list[dict[str, Any]]:
+def read_jsonl(path: Path, what: str, required: Mapping[str, type]) -> list[dict[str, Any]]:
     """Read and check a JSONL file; one clear error naming the file and line."""
     if not path.is_file():
         raise NotFoundError(f"{what} file {path} does not exist", "check the path")

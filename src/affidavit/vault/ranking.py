@@ -413,7 +413,7 @@ class RecallIndex:
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
             lexical = literal.p_lex(None if exhausted else semantic.keys())
             hits = self._rank(semantic, lexical, filters, now, exclude, want)
-            if len(hits) >= want or exhausted or not filters.active():
+            if pool is None or len(hits) >= want or exhausted or not filters.active():
                 break
             pool = pool * POOL_GROWTH
         return self._cut(hits, top_k)
