@@ -180,3 +180,16 @@ def test_unlocking_never_re_embeds(memory: Memory, tmp_path: Path) -> None:
         assert m.search("when do backups run")["results"][0]["channels"][0] == "semantic"
     finally:
         reopened.close()
+
+
+def test_a_batch_that_repeats_itself_stores_once(memory: Memory) -> None:
+    done = memory.store_many(
+        [
+            {"text": "The VPN endpoint is vpn.example.net", "source": "s"},
+            {"text": "the VPN endpoint is vpn.example.net.", "source": "s"},
+            {"text": "The VPN endpoint is vpn2.example.net", "source": "s"},
+        ]
+    )
+    assert [d["status"] for d in done] == ["stored", "duplicate", "stored"]
+    assert done[1]["id"] == done[0]["id"] and done[2]["id"] != done[0]["id"]
+    assert len(list(memory.vault.items("memory"))) == 2

@@ -226,11 +226,18 @@ class Memory:
             results: list[dict[str, Any] | None] = [None] * len(claims)
             new: list[tuple[int, NewItem]] = []
             now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            repeats: dict[int, int] = {}  # item -> earlier new item of the batch it repeats
             for i, claim in enumerate(claims):
                 qv = vectors[i][0] if vectors is not None else None
                 decided = self._decide(claim, qv, now)
                 if decided is not None:
                     results[i] = decided
+                    continue
+                earlier = next(
+                    (j for j, _ in new if self._same_claim(claims[j], claim, vectors, j, i)), None
+                )
+                if earlier is not None:
+                    repeats[i] = earlier
                     continue
                 vector = vector_to_bytes(vectors[i]) if vectors is not None else None
                 new.append((i, NewItem(claim.data(now), MEMORY, claim.namespace, vector)))
@@ -238,10 +245,29 @@ class Memory:
             for (i, _), item in zip(new, stored, strict=True):
                 superseded = self._supersede(item, claims[i].supersedes or ())
                 results[i] = {"id": item.id, "status": "stored", "superseded": superseded}
+            for i, j in repeats.items():
+                first = results[j]
+                assert first is not None
+                results[i] = {"id": first["id"], "status": "duplicate", "superseded": []}
             self._drain()
             self._sweep()
             self._drain()
             return [r for r in results if r is not None]
+
+    @staticmethod
+    def _same_claim(
+        a: model.Claim, b: model.Claim, vectors: Sequence[Any] | None, ia: int, ib: int
+    ) -> bool:
+        """Whether two claims of one batch are near-duplicates (the store-time rule)."""
+        if (a.namespace, a.kind) != (b.namespace, b.kind):
+            return False
+        if _identifiers(a.text) != _identifiers(b.text):
+            return False
+        if a.kind == "opinion":
+            return _wording(a.text) == _wording(b.text)
+        if vectors is None:
+            return _jaccard(a.text, b.text) >= ranking.DUPLICATE_JACCARD
+        return float((vectors[ia] @ vectors[ib][0]).max()) >= ranking.DUPLICATE_COSINE
 
     def _embed(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
         return self.embedder.embed_windows(texts) if self.embedder is not None else None
