@@ -1,6 +1,7 @@
 """The vault core: store latency, unlock + load, bytes per record, cross-process visibility.
 
     python benchmarks/vault.py [--sizes 1000,10000,100000] [--stores 200] [--json OUT]
+                               [--only measure_store,measure_open,...]
 
 One table, fed by the functions in :data:`MEASUREMENTS`; each takes the shared
 :class:`Bench` context and returns rows. Add a row family by appending a function.
@@ -231,14 +232,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--stores", type=int, default=200)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--only", default="", help="comma-separated measurement names (e.g. measure_store)"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    only = {name for name in args.only.split(",") if name}
+    chosen = [m for m in MEASUREMENTS if not only or m.__name__ in only]
     with tempfile.TemporaryDirectory(prefix="affidavit-bench-") as tmp:
         os.environ["XDG_RUNTIME_DIR"] = tmp  # unlock sessions of this run stay in it
         os.environ.pop("AFFIDAVIT_PASSPHRASE", None)
         bench = Bench(sizes, args.stores, Path(tmp))
         rows: list[Row] = []
-        for measure in MEASUREMENTS:
+        for measure in chosen:
             rows.extend(measure(bench))
             print(f"... {measure.__name__} done", file=sys.stderr, flush=True)
     print(render(rows))
