@@ -78,3 +78,10 @@ def test_pinned_file_must_match(tmp_path: Path) -> None:
 def test_missing_model_package_is_a_clear_unsupported_error() -> None:
     with pytest.raises(UnsupportedError, match="not installed"):
         locate(PinnedFile("affidavit-no-such-model-package", "model.onnx", "0" * 64))
+
+
+def test_availability_reports_without_loading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert emb.availability() == {"semantic": True, "model": emb.MODEL_ID, "dim": emb.DIM}
+    monkeypatch.setenv("AFFIDAVIT_EMBEDDER", "off")
+    off = emb.availability()
+    assert off["semantic"] is False and "AFFIDAVIT_EMBEDDER=off" in off["reason"]

@@ -26,6 +26,7 @@ sentence-transformers model was trained), so a dot product is the cosine.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import threading
 from dataclasses import dataclass
@@ -260,6 +261,28 @@ def shared_embedder() -> Embedder | None:
 def unavailable_reason() -> str | None:
     """Why :func:`shared_embedder` returned ``None`` (``None`` if it loaded or was not tried)."""
     return _reason
+
+
+def availability() -> dict[str, Any]:
+    """Whether semantic recall can run here, without loading the model (for ``status``).
+
+    Checks the switch, the two packages, onnxruntime's presence and the files' sha256 (the
+    one pinned check); does not build an inference session.
+    """
+    if os.environ.get("AFFIDAVIT_EMBEDDER", "").lower() == "off":
+        return {
+            "semantic": False,
+            "model": None,
+            "reason": "semantic recall is off (AFFIDAVIT_EMBEDDER=off)",
+        }
+    try:
+        for pinned in (MODEL_FILE, TOKENIZER_FILE):
+            verify(pinned, locate(pinned))
+        if importlib.util.find_spec("onnxruntime") is None:
+            raise UnsupportedError("onnxruntime is not installed", "pip install onnxruntime")
+    except (UnsupportedError, IntegrityError) as exc:
+        return {"semantic": False, "model": None, "reason": f"semantic recall is off: {exc}"}
+    return {"semantic": True, "model": MODEL_ID, "dim": DIM}
 
 
 def describe() -> dict[str, Any]:
