@@ -9,6 +9,8 @@ the RAM view never falls behind the log. See ``docs/vault.md`` and ``docs/FORMAT
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import secrets
 import threading
@@ -235,6 +237,10 @@ class Vault:
     # -- loading and following the log ---------------------------------------------------
 
     def _load(self) -> None:
+        with _gc_paused():
+            self._load_all()
+
+    def _load_all(self) -> None:
         store, keys = self._open_parts()
         with store.read():
             anchor = self._anchor(store, keys)
@@ -247,7 +253,10 @@ class Vault:
                 f"anchors {anchor.rows} up to seq {anchor.seq} (rows removed or rolled back)",
                 "restore the vault from a backup",
             )
-        wrap, vault_id = keys.wrap, self.vault_id
+        self._load_rows(rows, keys.wrap, self.vault_id)
+        self._seq = anchor.seq
+
+    def _load_rows(self, rows: list[Row], wrap: bytes, vault_id: bytes) -> None:
         for row in rows:  # the bulk path of unlock: no listeners yet, fresh dicts
             if row.state != LIVE:
                 envelope.unwrap_key(wrap, vault_id, row)
@@ -258,7 +267,6 @@ class Vault:
                 continue
             item = VaultItem(row.rid, p.kind, p.namespace, row.seq, p.saved_at, p.data, p.vector)
             (self._internal if p.kind.startswith("_") else self._live)[row.rid] = item
-        self._seq = anchor.seq
 
     def _anchor(self, store: Store, keys: VaultKeys) -> Anchor:
         return Anchor.unseal(keys.anchor, self.vault_id, store.header().anchor)
@@ -785,6 +793,22 @@ def _same(item: VaultItem, payload: Payload) -> bool:
         payload.data,
         payload.vector,
     )
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while unlock builds ~100k objects that all live on.
+
+    Its generational passes would rescan the growing heap again and again (measured: ~15%
+    of a 100k-record open); the objects hold no cycles, so nothing is lost by waiting.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _data_version(store: Store) -> int:
