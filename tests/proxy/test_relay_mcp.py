@@ -152,11 +152,12 @@ def test_mcp_inspector_cli_through_the_proxy(home, tmp_path):
         f" -- {PYTHON} -m mcp_server_git --repository {repo}\n"
     )
     wrapper.chmod(0o755)
-    cli = NODE_TOOLS / "@modelcontextprotocol" / "inspector-cli" / "build" / "index.js"
+    env = proxy_env(home, GIT_ENV)
+    env["PATH"] = f"{NODE_TOOLS / '.bin'}{os.pathsep}{env['PATH']}"  # Node 22 first
     done = subprocess.run(
-        [str(NODE_TOOLS / ".bin" / "node"), str(cli), str(wrapper), "--method", "tools/call",
-         "--tool-name", "git_status", "--tool-arg", f"repo_path={repo}"],
-        capture_output=True, text=True, timeout=120, env=proxy_env(home, GIT_ENV),
+        [str(NODE_TOOLS / ".bin" / "mcp-inspector"), "--cli", str(wrapper), "--method",
+         "tools/call", "--tool-name", "git_status", "--tool-arg", f"repo_path={repo}"],
+        capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)

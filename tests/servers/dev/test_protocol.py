@@ -198,3 +198,23 @@ def test_modern_roots_inside_allow_sampling_and_resources(repo: Path, client_for
             assert status["clean"] is False
 
     anyio.run(scenario)
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("mode", ERAS)
+def test_a_host_listing_no_roots_leaves_repo_path_as_the_boundary(
+    repo: Path, client_for, mode: str
+) -> None:
+    """Declaring roots and listing none sets no boundary (as the official filesystem server)."""
+
+    async def no_roots(_ctx) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[])
+
+    async def scenario() -> None:
+        async with client_for(repo, mode=mode, list_roots_callback=no_roots) as client:
+            status = await client.call_tool("git_status", {})
+            assert not status.is_error, status.content[0].text
+            escaped = await client.call_tool("read_file", {"path": "../outside.txt"})
+            assert escaped.is_error  # --repo-path still confines every path
+
+    anyio.run(scenario)

@@ -113,12 +113,13 @@ class RootsGate:
                     "fix the host, or connect without the roots capability",
                 ) from None
             self._roots = [str(root.uri) for root in answer.roots]
+        if not self._roots:  # the host set no boundary of its own: --repo-path stands (ADR 32)
+            return
         for uri in self._roots:
             path = root_path(uri)
             if path is not None and (path == self._repo or path in self._repo.parents):
                 return
-        listed = ", ".join(self._roots) if self._roots else "none"
         raise PolicyError(
-            f"the repository {self._repo} is outside the host's roots ({listed})",
+            f"the repository {self._repo} is outside the host's roots ({', '.join(self._roots)})",
             "add the repository (or a folder containing it) as a root in the host",
         )
