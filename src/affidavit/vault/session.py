@@ -23,7 +23,7 @@ from typing import Any
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir, write_atomic
 from affidavit.core.canonical import canonical_json
-from affidavit.core.errors import IntegrityError
+from affidavit.core.errors import IntegrityError, UnsupportedError
 from affidavit.core.paths import runtime_dir
 from affidavit.crypto import aead
 
@@ -71,6 +71,11 @@ def start(
     idle_minutes: int | None = None,
 ) -> Path:
     """Write a new session (replacing any previous one); return the credential's path."""
+    if not runtime_dir().is_dir():
+        raise UnsupportedError(
+            f"no RAM-backed storage for the unlock secret ({runtime_dir()} does not exist)",
+            "set XDG_RUNTIME_DIR to a tmpfs directory, or AFFIDAVIT_PASSPHRASE per process",
+        )
     clear(vault_dir)
     session_id = secrets.token_hex(16)
     secret = aead.random_key()
