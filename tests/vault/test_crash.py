@@ -121,5 +121,6 @@ def test_kill_9_during_stores_loses_nothing_acknowledged(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # ~40-90 s here; generous for a loaded CI box
 def test_200_kills(vault: Vault, home: Path, runtime_dir: Path) -> None:
     _run(vault, home, runtime_dir, kills=200, seed=2026)
