@@ -16,9 +16,12 @@ Public API (H5's recall layer and H6's MCP server build on exactly this)::
 
     v.put(NewItem(data={"text": ..., "source": ...}, kind="memory", namespace="default",
                   vector=None)) -> VaultItem
-    v.put_many([NewItem, ...]) -> list[VaultItem]   validates ALL first ("item 3: ..."),
-        one transaction, one audit entry per item; NewItem.id / .saved_at only for imports
-        (idempotent by id; different content under a known id -> ConflictError)
+    v.put_many([NewItem, ...], *, progress=None) -> list[VaultItem]   validates ALL first
+        ("item 3: ..."), one transaction, one audit entry per item; NewItem.id / .saved_at
+        only for imports (idempotent by id; different content under a known id ->
+        ConflictError); progress(done, total) while sealing long batches
+    v.import_items([NewItem with id, ...], *, progress=None) -> {"imported",
+        "already_present", "kept_forgotten"}   like put_many, forgotten ids stay forgotten
     v.update(item_id, data, *, vector=<keep>) -> VaultItem   new sealed version, new seq
     v.get(item_id) -> VaultItem                  NotFoundError (unknown/forgotten/shredded)
     v.forget(item_id, *, shred=False) -> None
@@ -29,7 +32,10 @@ Public API (H5's recall layer and H6's MCP server build on exactly this)::
     v.add_listener(fn)            fn(Change) for every change applied to RAM, own or foreign
     v.get_setting(key, default=None) / v.set_setting(key, value)   sealed settings
     v.status() -> dict ; v.verify_audit() -> AuditReport (.ok, .problem, .as_dict())
-    v.lock() (ends the unlock session for all processes, closes) / v.close()
+    v.start_session(once=False, idle_minutes=None)   keep it unlocked for this user's
+        other processes (what `affidavit unlock` does)
+    v.lock() (drops keys, then ends the unlock session for all processes) / v.close()
+    v.set_credentials(passphrase, keyfile=None, op="passwd")   re-wrap the key slots
 
     VaultItem(id, kind, namespace, seq, saved_at, data, vector)   frozen; data is JSON
     Change(op: "put" | "forget" | "shred", id, seq, item: VaultItem | None)
