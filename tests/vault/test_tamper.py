@@ -222,3 +222,28 @@ def test_session_credential_without_ram_secret_after_tamper(
         path.write_bytes(b"\0" * 32)  # a wrong secret
     with pytest.raises(AffidavitError):
         Vault.open(vault.path)
+
+
+def test_every_byte_of_each_sealed_region_is_guarded(tmp_path: Path, runtime_dir: Path) -> None:
+    """Dense flips inside the anchor, a key slot, a record's key and payload, an audit entry:
+    every single one is detected (none is harmless: all of these bytes are authenticated)."""
+    states, _ = _build(tmp_path / "v", keep_open=False)
+    db = tmp_path / "v" / DB_NAME
+    data = db.read_bytes()
+    conn = sqlite3.connect(db)
+    regions = {
+        "anchor": conn.execute("SELECT anchor FROM header").fetchone()[0],
+        "slot": conn.execute("SELECT body FROM slots").fetchone()[0],
+        "record key": conn.execute("SELECT wkey FROM records WHERE state = 1").fetchone()[0],
+        "record payload": conn.execute("SELECT blob FROM records WHERE state = 1").fetchone()[0],
+        "audit entry": conn.execute("SELECT blob FROM audit WHERE n = 3").fetchone()[0],
+    }
+    conn.close()
+    target = tmp_path / "damaged"
+    target.mkdir()
+    for name, blob in regions.items():
+        start = data.find(blob)
+        assert start >= 0, name
+        span = range(start, start + min(len(blob), 160))
+        outcomes = _flip_all(DB_NAME, {DB_NAME: data}, list(span), states, target)
+        assert outcomes["harmless"] == 0 and outcomes["rolled back"] == 0, (name, outcomes)
