@@ -462,6 +462,8 @@ def status(as_json: bool = JSON_OPT) -> None:
         lines.append(f"audit:   {info['audit']['entries']} entries, head {info['audit']['head']}")
         if info.get("auto_lock_minutes"):
             lines.append(f"auto-lock: after {info['auto_lock_minutes']} idle minutes")
+    else:
+        lines.append("records: sealed (run `affidavit unlock` to see counts and the audit head)")
     for line in lines:
         stdout.print(line, markup=False)
 
