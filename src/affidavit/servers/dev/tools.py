@@ -16,6 +16,7 @@ from typing import Any
 
 from affidavit.servers.dev import ci, docker_tools, files, sqlite_tools
 from affidavit.servers.dev.gitrepo import GitRepo
+from affidavit.servers.schemas import input_object, output_object
 
 HEX40_SCHEMA = {"type": "string", "pattern": "^[0-9a-f]{40}$"}
 DATA_NOTICE = (
@@ -60,24 +61,9 @@ class ToolSpec:
     returns_content: bool = False  # repository content an agent must not take as instructions
 
 
-def _obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": False,
-    }
-    if required:
-        schema["required"] = required
-    return schema
-
-
-def _out(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required}
-
-
 _STR = {"type": "string"}
 _PATH = {"type": "string", "minLength": 1, "description": "path relative to the repository root"}
-_STATUS_OUT = _out(
+_STATUS_OUT = output_object(
     {
         "branch": {"type": ["string", "null"]},
         "head": {"type": ["string", "null"]},
@@ -86,7 +72,7 @@ _STATUS_OUT = _out(
     },
     ["branch", "head", "clean", "entries"],
 )
-_FILE_OUT = _out(
+_FILE_OUT = output_object(
     {"path": _STR, "bytes": {"type": "integer"}, "sha256": _STR}, ["path", "bytes", "sha256"]
 )
 _ROWS_OUT = {
@@ -208,7 +194,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "write_file",
         "Write UTF-8 text to a file inside the repository (created or replaced atomically).",
-        _obj({"path": _PATH, "content": _STR}, ["path", "content"]),
+        input_object({"path": _PATH, "content": _STR}, ["path", "content"]),
         _FILE_OUT,
         _write_file,
         read_only=False,
@@ -217,7 +203,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "read_file",
         "Read a UTF-8 text file inside the repository.",
-        _obj({"path": _PATH}, ["path"]),
+        input_object({"path": _PATH}, ["path"]),
         _FILE_OUT,
         _read_file,
         read_only=True,
@@ -226,7 +212,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "git_status",
         "Show the current branch, HEAD and every changed or untracked path.",
-        _obj({}),
+        input_object({}),
         _STATUS_OUT,
         _git_status,
         read_only=True,
@@ -234,8 +220,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "git_log",
         "List the newest commits reachable from HEAD.",
-        _obj({"max_count": {"type": "integer", "minimum": 1, "maximum": MAX_LOG, "default": 10}}),
-        _out({"commits": {"type": "array", "items": {"type": "object"}}}, ["commits"]),
+        input_object(
+            {"max_count": {"type": "integer", "minimum": 1, "maximum": MAX_LOG, "default": 10}}
+        ),
+        output_object({"commits": {"type": "array", "items": {"type": "object"}}}, ["commits"]),
         _git_log,
         read_only=True,
         returns_content=True,
@@ -243,8 +231,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "git_diff",
         "Show uncommitted changes (staged and unstaged) against a commit (default HEAD).",
-        _obj({"target": {"type": "string", "description": "branch, tag or commit"}}),
-        _out({"target": _STR, "diff": _STR}, ["target", "diff"]),
+        input_object({"target": {"type": "string", "description": "branch, tag or commit"}}),
+        output_object({"target": _STR, "diff": _STR}, ["target", "diff"]),
         _git_diff,
         read_only=True,
         returns_content=True,
@@ -252,14 +240,14 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "git_commit",
         "Stage the given paths (or every change) and commit them; returns the new commit hash.",
-        _obj(
+        input_object(
             {
                 "message": {"type": "string", "minLength": 1},
                 "paths": {"type": "array", "items": _PATH, "minItems": 1},
             },
             ["message"],
         ),
-        _out(
+        output_object(
             {"commit_hash": HEX40_SCHEMA, "branch": {"type": ["string", "null"]}}, ["commit_hash"]
         ),
         _git_commit,
@@ -268,22 +256,22 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "git_branch",
         "Create a branch at base (default HEAD) without switching to it.",
-        _obj(
+        input_object(
             {
                 "name": {"type": "string", "minLength": 1},
                 "base": {"type": "string", "minLength": 1},
             },
             ["name"],
         ),
-        _out({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
+        output_object({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
         _git_branch,
         read_only=False,
     ),
     ToolSpec(
         "git_branches",
         "List local branches, the commit each points at, and the current one.",
-        _obj({}),
-        _out(
+        input_object({}),
+        output_object(
             {"current": {"type": ["string", "null"]}, "branches": {"type": "array"}},
             ["current", "branches"],
         ),
@@ -293,22 +281,22 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "git_checkout",
         "Switch the work tree to an existing local branch.",
-        _obj({"name": {"type": "string", "minLength": 1}}, ["name"]),
-        _out({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
+        input_object({"name": {"type": "string", "minLength": 1}}, ["name"]),
+        output_object({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
         _git_checkout,
         read_only=False,
     ),
     ToolSpec(
         "run_ci_pipeline",
         "Run a pipeline from the repository's .affidavit-ci.yml step by step; report each step.",
-        _obj({"pipeline": {"type": "string", "minLength": 1}}),
-        _out(
+        input_object({"pipeline": {"type": "string", "minLength": 1}}),
+        output_object(
             {
                 "pipeline": _STR,
                 "passed": {"type": "boolean"},
                 "steps": {
                     "type": "array",
-                    "items": _out(
+                    "items": output_object(
                         {
                             "name": _STR,
                             "command": {"type": "array", "items": _STR},
@@ -340,8 +328,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "sqlite_query",
         "Run a read-only SQL statement on a SQLite database file inside the repository.",
-        _obj({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
-        _out({"db": _STR, **_ROWS_OUT}, ["db", "columns", "rows", "truncated"]),
+        input_object({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
+        output_object({"db": _STR, **_ROWS_OUT}, ["db", "columns", "rows", "truncated"]),
         _sqlite_query,
         read_only=True,
         returns_content=True,
@@ -350,8 +338,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "sqlite_execute",
         "Run one SQL statement that may change a SQLite database inside the repository "
         "(one transaction; the file is created if missing).",
-        _obj({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
-        _out(
+        input_object({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
+        output_object(
             {"db": _STR, "changes": {"type": "integer"}, **_ROWS_OUT},
             ["db", "changes", "columns", "rows", "truncated"],
         ),
@@ -363,15 +351,15 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "docker_ps",
         "List running Docker containers (needs a reachable Docker engine).",
-        _obj({}),
-        _out({"containers": {"type": "array"}}, ["containers"]),
+        input_object({}),
+        output_object({"containers": {"type": "array"}}, ["containers"]),
         _docker_ps,
         read_only=True,
     ),
     ToolSpec(
         "docker_build",
         "Build a Docker image from a context directory inside the repository.",
-        _obj(
+        input_object(
             {
                 "tag": {"type": "string", "minLength": 1},
                 "context": {**_PATH, "default": "."},
@@ -379,7 +367,9 @@ TOOLS: tuple[ToolSpec, ...] = (
             },
             ["tag"],
         ),
-        _out({"tag": _STR, "context": _STR, "log_tail": _STR}, ["tag", "context", "log_tail"]),
+        output_object(
+            {"tag": _STR, "context": _STR, "log_tail": _STR}, ["tag", "context", "log_tail"]
+        ),
         _docker_build,
         read_only=False,
     ),
