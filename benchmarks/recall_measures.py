@@ -196,7 +196,7 @@ def measure_search(
             rows.append((f"recall index build @ {size:,}", time.perf_counter() - t0, "s", ""))
             questions = [" ".join(rng.choice(pool)[0].split()[:4]) for _ in range(queries)]
             t50, t95 = targets.get(size, ("", ""))
-            building = vectors._builder is not None and not vectors.approximate
+            building = vectors.mode == "exact (hnsw building)"
             label = " (exact, HNSW building)" if building else ""
             p50, p95 = _timed_searches(memory, questions)
             rows += [

@@ -55,6 +55,7 @@ def test_hnsw_above_threshold_finds_what_exact_finds() -> None:
         index.add_many([(i, vecs[i : i + 1]) for i in range(600)])
     assert {max(approx.search(vecs[9], 5), key=approx.search(vecs[9], 5).get)} == {9}  # exact
     assert approx.wait_ready(120) and not exact.wait_ready(0)
+    assert (approx.mode, exact.mode) == ("hnsw", "exact")
     for probe in (3, 150, 599):
         assert max(approx.search(vecs[probe], 10), key=approx.search(vecs[probe], 10).get) == probe
         assert set(exact.search(vecs[probe], 10)) & set(approx.search(vecs[probe], 10))

@@ -135,6 +135,13 @@ class VectorIndex:
         """True once HNSW answers searches instead of the exact matrix."""
         return self._hnsw is not None
 
+    @property
+    def mode(self) -> str:
+        """``exact``, ``exact (hnsw building)`` or ``hnsw``: what answers searches now."""
+        if self._hnsw is not None:
+            return "hnsw"
+        return "exact (hnsw building)" if self._builder is not None else "exact"
+
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Wait for a background HNSW build (benchmarks, tests); True if HNSW is in use."""
         builder = self._builder

@@ -552,7 +552,7 @@ class Memory:
                 }
             )
             out["indexed"] = len(self.index)
-            out["vector_index"] = "hnsw" if self.index.vector.approximate else "exact"
+            out["vector_index"] = self.index.vector.mode
             return out
 
 
