@@ -15,6 +15,13 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 PYTHON = sys.executable
+REPO_ROOT = Path(__file__).resolve().parents[1]
+NODE_TOOLS = Path(
+    os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO_ROOT / ".ci" / "node-tools" / "node_modules")
+)
+"""The node_modules folder with Node 22, the MCP Inspector CLI and the official filesystem
+server; CI names it in ``AFFIDAVIT_NODE_TOOLS``."""
+INSPECTOR = NODE_TOOLS / ".bin" / "mcp-inspector"
 
 
 def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -79,3 +86,24 @@ def mcp_client(
 ) -> Client:
     """An official ``mcp.Client`` for ``affidavit ARGS``; use as ``async with``."""
     return Client(stdio_server(args, home, env=env), **client_options)  # type: ignore[arg-type]
+
+
+def node_first(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with the bundled Node 22 first on ``PATH``: the Inspector and the official
+    filesystem server need a newer Node than the system may have."""
+    return {**env, "PATH": f"{NODE_TOOLS / '.bin'}{os.pathsep}{env.get('PATH', '')}"}
+
+
+def inspector_cli(
+    args: Sequence[str], env: Mapping[str, str], *, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run the official MCP Inspector CLI (``mcp-inspector --cli ARGS``), a second client
+    independent of the Python SDK, in ``env`` with Node 22 first; return it with text output."""
+    return subprocess.run(
+        [str(INSPECTOR), "--cli", *args],
+        env=node_first(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

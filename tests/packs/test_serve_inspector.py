@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,26 +10,12 @@ import pytest
 
 from affidavit.servers.packs import NOTICE, SEARCH_TOOL
 from tests.packs._build_fixtures import build_sample
-from tests.support import cli_env
-
-REPO = Path(__file__).resolve().parents[2]
-NODE_TOOLS = Path(
-    os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO / ".ci" / "node-tools" / "node_modules")
-)
-INSPECTOR = NODE_TOOLS / ".bin" / "mcp-inspector"
+from tests.support import INSPECTOR, cli_env, inspector_cli
 
 
 def _inspector(pack: Path, home: Path, *args: str) -> dict:
-    env = cli_env(home, {"PATH": f"{INSPECTOR.parent}{os.pathsep}{os.environ['PATH']}"})
     server = [sys.executable, "-m", "affidavit", "pack", "serve", f"--pack={pack}"]
-    done = subprocess.run(
-        [str(INSPECTOR), "--cli", "-e", "AFFIDAVIT_ASSERT_OFFLINE=1", *server, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = inspector_cli(["-e", "AFFIDAVIT_ASSERT_OFFLINE=1", *server, *args], cli_env(home))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -17,9 +17,8 @@ from typing import Any
 from mcp import StdioServerParameters
 
 from affidavit.proxy.verifiers.base import CallContext, Receipt, Verifier
-from tests.support import cli_env
+from tests.support import NODE_TOOLS, cli_env, node_first
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 LYING_BACKEND = Path(__file__).with_name("lying_backend.py")
 RECEIPT_META = "affidavit/receipt"
 GIT_IDENTITY = {
@@ -115,15 +114,12 @@ def wire(result: Any) -> dict[str, Any]:
 
 def node_tools() -> Path:
     """The node_modules folder holding Node 22 and the official filesystem server."""
-    default = REPO_ROOT / ".ci" / "node-tools" / "node_modules"
-    return Path(os.environ.get("AFFIDAVIT_NODE_TOOLS", str(default)))
+    return NODE_TOOLS
 
 
 def node_path_env() -> dict[str, str]:
     """PATH with the bundled Node first, as the filesystem server needs."""
-    env = dict(os.environ)
-    env["PATH"] = f"{node_tools() / '.bin'}{os.pathsep}{env.get('PATH', '')}"
-    return env
+    return node_first(os.environ)
 
 
 def filesystem_server_argv(*roots: Path) -> list[str]:

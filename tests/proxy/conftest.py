@@ -27,9 +27,6 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RAW_BACKEND = [sys.executable, str(HERE / "raw_backend.py")]
 VERIFIER = "tests.proxy.file_verifier:FileWriteVerifier"
-NODE_TOOLS = Path(
-    os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO / ".ci" / "node-tools" / "node_modules")
-)
 
 
 def proxy_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

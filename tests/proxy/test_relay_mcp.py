@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from affidavit.proxy.audit import verify_log
-from tests.proxy.conftest import NODE_TOOLS, REPO
-from tests.support import PYTHON, mcp_client
+from tests.proxy.conftest import REPO
+from tests.support import NODE_TOOLS, PYTHON, inspector_cli, mcp_client
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Ada Tester",
@@ -152,12 +152,10 @@ def test_mcp_inspector_cli_through_the_proxy(home, tmp_path):
         f" -- {PYTHON} -m mcp_server_git --repository {repo}\n"
     )
     wrapper.chmod(0o755)
-    env = proxy_env(home, GIT_ENV)
-    env["PATH"] = f"{NODE_TOOLS / '.bin'}{os.pathsep}{env['PATH']}"  # Node 22 first
-    done = subprocess.run(
-        [str(NODE_TOOLS / ".bin" / "mcp-inspector"), "--cli", str(wrapper), "--method",
-         "tools/call", "--tool-name", "git_status", "--tool-arg", f"repo_path={repo}"],
-        capture_output=True, text=True, timeout=120, env=env,
+    done = inspector_cli(
+        [str(wrapper), "--method", "tools/call", "--tool-name", "git_status",
+         "--tool-arg", f"repo_path={repo}"],
+        proxy_env(home, GIT_ENV),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)

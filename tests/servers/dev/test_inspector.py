@@ -3,32 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support import cli_env
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-NODE_TOOLS = Path(os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO_ROOT / ".ci/node-tools/node_modules"))
-INSPECTOR = NODE_TOOLS / ".bin" / "mcp-inspector"
+from tests.support import INSPECTOR, cli_env, inspector_cli
 
 
 def inspector(repo: Path, home: Path, *args: str) -> dict:
     """Run one Inspector CLI request against ``affidavit devserver`` and parse its JSON."""
-    env = cli_env(home, {"PATH": f"{INSPECTOR.parent}{os.pathsep}{os.environ['PATH']}"})
     server = [sys.executable, "-m", "affidavit", "devserver", "--repo-path", str(repo)]
-    done = subprocess.run(
-        [str(INSPECTOR), "--cli", "-e", "AFFIDAVIT_ASSERT_OFFLINE=1", *server, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = inspector_cli(["-e", "AFFIDAVIT_ASSERT_OFFLINE=1", *server, *args], cli_env(home))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

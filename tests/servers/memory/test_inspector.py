@@ -13,20 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from affidavit.vault import Vault
 from tests.servers.memory.conftest import LIGHT
+from tests.support import INSPECTOR, inspector_cli
 from tests.vault.conftest import TEST_PASSPHRASE
-
-REPO = Path(__file__).resolve().parents[3]
-TOOLS = Path(os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO / ".ci" / "node-tools" / "node_modules"))
-INSPECTOR = TOOLS / ".bin" / "mcp-inspector"
 
 pytestmark = pytest.mark.skipif(
     not INSPECTOR.exists(), reason=f"MCP Inspector not installed at {INSPECTOR} (.ci/run does)"
@@ -34,26 +29,15 @@ pytestmark = pytest.mark.skipif(
 
 
 def _env(setup) -> dict[str, str]:
-    return {
-        "PATH": f"{TOOLS / '.bin'}{os.pathsep}{os.environ['PATH']}",  # Node 22 first
-        "HOME": str(setup.home),
-    }
+    return {"PATH": os.environ["PATH"], "HOME": str(setup.home)}  # inspector_cli puts Node first
 
 
 def _has_strict(setup) -> bool:
-    shown = subprocess.run(
-        [str(INSPECTOR), "--cli", "--help"],
-        env=_env(setup),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    shown = inspector_cli(["--help"], _env(setup))
     return "--strict" in shown.stdout + shown.stderr
 
 
 def _inspector(setup, *args: str) -> dict:
-    env = _env(setup)
     server_env = {
         "AFFIDAVIT_VAULT": str(setup.path),
         "AFFIDAVIT_HOME": str(setup.home / ".affidavit"),
@@ -62,13 +46,8 @@ def _inspector(setup, *args: str) -> dict:
         **LIGHT,  # the protocol and schemas are under test here, not embeddings
     }
     flags = [f"-e{k}={v}" for k, v in server_env.items()]
-    done = subprocess.run(
-        [str(INSPECTOR), "--cli", *flags, sys.executable, "-m", "affidavit", "serve", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
+    done = inspector_cli(
+        [*flags, sys.executable, "-m", "affidavit", "serve", *args], _env(setup), timeout=180
     )
     assert done.returncode == 0, done.stderr + done.stdout
     if "--strict" in args:
