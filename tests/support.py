@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from mcp import Client, StdioServerParameters
 
@@ -107,3 +108,23 @@ def inspector_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def handshake(
+    client: str, *, request_id: int = 1, capabilities: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The two raw JSON-RPC messages that open an MCP session: ``initialize`` (which the server
+    answers) and ``notifications/initialized``; for tests that write the wire below any SDK."""
+    return [
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": dict(capabilities or {}),
+                "clientInfo": {"name": client, "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]

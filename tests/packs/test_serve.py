@@ -19,7 +19,7 @@ from affidavit.packs import format as fmt
 from affidavit.servers.packs import CHANGED, GET_TOOL, NOTICE, SEARCH_TOOL
 from tests.packs._build_fixtures import build_sample, seal_and_sign, tool_body, tool_error
 from tests.packs.conftest import SshKey, make_record, pack_json, trusted_keys_file, write_pack
-from tests.support import PYTHON, cli_env, mcp_client, run_cli
+from tests.support import PYTHON, cli_env, handshake, mcp_client, run_cli
 
 REFERENCE_GET_SCHEMA = {
     "type": "object",
@@ -223,17 +223,7 @@ def test_stdout_carries_protocol_only_and_warnings_go_to_stderr(tmp_path: Path, 
         tmp_path / "stale", pack_json=pack_json("2020-01-01T00:00:00Z", "2021-01-01T00:00:00Z")
     )
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *handshake("raw-test"),
         {
             "jsonrpc": "2.0",
             "id": 2,

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import cli_env
+from tests.support import cli_env, handshake
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -108,16 +108,10 @@ class RawProxy:
         return self.recv()
 
     def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-        reply = self.request(
-            0,
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": capabilities or {},
-                "clientInfo": {"name": "raw-test-host", "version": "1"},
-            },
-        )
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        opening, opened = handshake("raw-test-host", request_id=0, capabilities=capabilities)
+        self.send(opening)
+        reply = self.recv()
+        self.send(opened)
         return reply
 
     def call(self, request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -10,22 +10,12 @@ import threading
 from pathlib import Path
 
 from tests.servers.dev.conftest import GIT_IDENTITY
-from tests.support import PYTHON, cli_env
+from tests.support import PYTHON, cli_env, handshake
 
 
 def test_garbage_and_malformed_requests_do_not_stop_the_server(repo: Path, home: Path) -> None:
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    lines: list[dict | str] = [
+        *handshake("raw"),
         "this is not json",
         {
             "jsonrpc": "2.0",
