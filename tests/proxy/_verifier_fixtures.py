@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
 
 from affidavit.proxy.verifiers.base import CallContext, Receipt, Verifier
-from tests.support import NODE_TOOLS, cli_env, node_first
+from tests.support import NODE_TOOLS, cli_env, mcp_client, node_first
 
 LYING_BACKEND = Path(__file__).with_name("lying_backend.py")
 RECEIPT_META = "affidavit/receipt"
@@ -85,6 +85,14 @@ def call(
 def dev_command(repo: Path) -> tuple[str, ...]:
     """The argv the proxy would start the dev server with."""
     return ("affidavit", "devserver", "--repo-path", str(repo))
+
+
+def dev_client(repo: Path, home: Path) -> Client:
+    """An official MCP client for the real dev server on ``repo``, to record honest replies
+    (CI runs are slow under load, hence the long read timeout); use as ``async with``."""
+    return mcp_client(
+        ["devserver", "--repo-path", str(repo)], home, env=GIT_IDENTITY, read_timeout_seconds=120
+    )
 
 
 def tool_result(

@@ -11,8 +11,7 @@ import pytest
 
 from affidavit.proxy.verifiers.base import Verdict
 from affidavit.proxy.verifiers.ci import CIVerifier
-from tests.proxy._verifier_fixtures import GIT_IDENTITY, call, dev_command, git, init_repo, wire
-from tests.support import mcp_client
+from tests.proxy._verifier_fixtures import call, dev_client, dev_command, git, init_repo, wire
 
 V = CIVerifier()
 CI_FILE = """\
@@ -56,13 +55,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, d
 
     async def scenario() -> dict[str, dict[str, Any]]:
         out = {}
-        client = mcp_client(
-            ["devserver", "--repo-path", str(repo)],
-            home,
-            env=GIT_IDENTITY,
-            read_timeout_seconds=120,
-        )
-        async with client:
+        async with dev_client(repo, home) as client:
             for pipeline in ("safe", "broken", "mixed"):
                 result = await client.call_tool("run_ci_pipeline", {"pipeline": pipeline})
                 out[pipeline] = wire(result)

@@ -13,8 +13,7 @@ import pytest
 
 from affidavit.proxy.verifiers.base import Verdict
 from affidavit.proxy.verifiers.resources import ResourceVerifier
-from tests.proxy._verifier_fixtures import GIT_IDENTITY, call, dev_command, git, init_repo, wire
-from tests.support import mcp_client
+from tests.proxy._verifier_fixtures import call, dev_client, dev_command, git, init_repo, wire
 
 V = ResourceVerifier()
 URIS = ("repo://status", "repo://log", "repo://file/README.md", "repo://file/bin.dat")
@@ -37,13 +36,7 @@ def reads(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dic
 
     async def scenario() -> dict[str, dict[str, Any]]:
         out = {}
-        client = mcp_client(
-            ["devserver", "--repo-path", str(repo)],
-            home,
-            env=GIT_IDENTITY,
-            read_timeout_seconds=120,
-        )
-        async with client:
+        async with dev_client(repo, home) as client:
             for uri in URIS:
                 out[uri] = wire(await client.read_resource(uri))
         return out
