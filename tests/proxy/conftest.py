@@ -114,8 +114,15 @@ class RawProxy:
         self.send(opened)
         return reply
 
+    def begin_call(self, request_id: Any, name: str, arguments: dict[str, Any]) -> None:
+        """Send a ``tools/call`` without waiting for its reply: the proxy or the backend may
+        ask the host something first, or other traffic may overtake it."""
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+        self.send({**message, "params": {"name": name, "arguments": arguments}})
+
     def call(self, request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self.request(request_id, "tools/call", {"name": name, "arguments": arguments})
+        self.begin_call(request_id, name, arguments)
+        return self.recv()
 
     def close(self, timeout: float = 30) -> int:
         if self.proc.stdin and not self.proc.stdin.closed:

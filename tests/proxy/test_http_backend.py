@@ -144,14 +144,7 @@ def test_json_and_sse_replies_session_and_version_headers(
     proxy = start(url, home, tmp_path, *header_args, "--header", "X-Team: core", env=env)
     init = initialize(proxy)
     assert init["result"]["serverInfo"]["name"] == "http-backend"
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {}},
-        }
-    )
+    proxy.begin_call(2, "echo", {})
     progress, reply = proxy.recv(), proxy.recv()
     assert progress["method"] == "notifications/progress"
     assert reply["id"] == 2 and text_of(reply) == "sse says hi"

@@ -100,17 +100,7 @@ def test_approval_asks_the_host_with_the_full_arguments(
 ):
     proxy = raw_proxy("--policy", str(write_policy(tmp_path)))
     proxy.initialize({"elicitation": {}})
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {
-                "name": "echo",
-                "arguments": {"mode": "ask", "payload": "full-argument-text"},
-            },
-        }
-    )
+    proxy.begin_call(7, "echo", {"mode": "ask", "payload": "full-argument-text"})
     ask = proxy.recv()
     assert ask["method"] == "elicitation/create"
     assert "full-argument-text" in ask["params"]["message"] and "`echo`" in ask["params"]["message"]
@@ -136,14 +126,7 @@ def test_approval_is_denied_clearly_when_the_host_cannot_ask(raw_proxy, backend_
 def test_sampling_over_the_rate_limit_is_refused_before_the_host(raw_proxy, tmp_path):
     proxy = raw_proxy("--policy", str(write_policy(tmp_path)))
     proxy.initialize({"sampling": {}})
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "ask_host", "arguments": {}},
-        }
-    )
+    proxy.begin_call(1, "ask_host", {})
     ask = proxy.recv()
     assert ask["method"] == "sampling/createMessage"
     proxy.send(

@@ -53,14 +53,7 @@ def test_tools_call_without_a_verifier_is_forwarded_and_answered_unchanged(raw_p
 def test_requests_both_ways_with_colliding_ids_are_correlated_by_direction(raw_proxy):
     proxy = raw_proxy()
     proxy.initialize({"sampling": {}})
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "ask_host", "arguments": {}},
-        }
-    )
+    proxy.begin_call(1, "ask_host", {})
     backend_request = proxy.recv()
     assert backend_request["method"] == "sampling/createMessage"
     assert backend_request["id"] == 1  # the same id as the host's own request in flight
@@ -122,22 +115,8 @@ def test_batches_pass_unless_they_hide_a_call_the_proxy_must_judge(raw_proxy, ba
 def test_backend_crash_answers_every_request_in_flight(raw_proxy):
     proxy = raw_proxy()
     proxy.initialize()
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 20,
-            "method": "tools/call",
-            "params": {"name": "slow", "arguments": {"seconds": 30}},
-        }
-    )
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 21,
-            "method": "tools/call",
-            "params": {"name": "crash", "arguments": {}},
-        }
-    )
+    proxy.begin_call(20, "slow", {"seconds": 30})
+    proxy.begin_call(21, "crash", {})
     replies = {proxy.recv()["id"]: None, proxy.recv()["id"]: None}
     assert set(replies) == {20, 21}
     assert proxy.recv_raw() is None  # the proxy ends with its backend
@@ -167,14 +146,7 @@ def test_cancelled_request_that_is_held_never_reaches_the_backend(raw_proxy, bac
     policy.write_text("rules:\n  - tool: echo\n    action: require-approval\n")
     proxy = raw_proxy("--policy", str(policy))
     proxy.initialize({"elicitation": {}})
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 40,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"x": 1}},
-        }
-    )
+    proxy.begin_call(40, "echo", {"x": 1})
     ask = proxy.recv()
     assert ask["method"] == "elicitation/create" and '"x": 1' in ask["params"]["message"]
     proxy.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 40}})
@@ -189,22 +161,8 @@ def test_a_slow_verification_blocks_no_other_traffic(raw_proxy, tmp_path):
     )
     proxy.initialize()
     target = tmp_path / "f.txt"
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 50,
-            "method": "tools/call",
-            "params": {"name": "write_file", "arguments": {"path": str(target), "content": "x"}},
-        }
-    )
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 51,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {}},
-        }
-    )
+    proxy.begin_call(50, "write_file", {"path": str(target), "content": "x"})
+    proxy.begin_call(51, "echo", {})
     proxy.send({"jsonrpc": "2.0", "id": 52, "method": "ping"})
     order = [proxy.recv()["id"] for _ in range(3)]
     assert order[-1] == 50, order
@@ -315,15 +273,9 @@ def test_a_call_held_for_approval_is_answered_when_the_backend_dies(raw_proxy, t
     policy.write_text("rules:\n  - tool: echo\n    action: require-approval\n")
     proxy = raw_proxy("--policy", str(policy))
     proxy.initialize({"elicitation": {}})
-    proxy.send(
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-         "params": {"name": "echo", "arguments": {}}}
-    )  # fmt: skip
+    proxy.begin_call(1, "echo", {})
     assert proxy.recv()["method"] == "elicitation/create"  # nobody answers it
-    proxy.send(
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "crash", "arguments": {}}}
-    )  # fmt: skip
+    proxy.begin_call(2, "crash", {})
     answers = {proxy.recv()["id"]: None, proxy.recv()["id"]: None}
     assert set(answers) == {1, 2}
     assert proxy.close() == 8
