@@ -197,8 +197,8 @@ def write_pack(
     return pack_dir
 
 
-def keygen_sign(pack_dir: Path, key: SshKey, namespace: str = NAMESPACE) -> Path:
-    """Sign SHA256SUMS with the real ``ssh-keygen -Y sign``; return SHA256SUMS.sig."""
+def ssh_keygen_sign(message: Path, key: SshKey, namespace: str, *options: str) -> Path:
+    """Sign the file ``message`` with the real ``ssh-keygen -Y sign``; return ``<message>.sig``."""
     subprocess.run(
         [
             "ssh-keygen",
@@ -208,12 +208,35 @@ def keygen_sign(pack_dir: Path, key: SshKey, namespace: str = NAMESPACE) -> Path
             str(key.private),
             "-n",
             namespace,
-            str(pack_dir / fmt.SUMS),
+            *options,
+            str(message),
         ],
         check=True,
         capture_output=True,
     )
-    return pack_dir / fmt.SIGNATURE
+    return message.with_name(message.name + ".sig")
+
+
+def ssh_keygen_verify(
+    allowed_signers: Path,
+    principal: str,
+    signature: Path,
+    message: bytes,
+    namespace: str = NAMESPACE,
+) -> subprocess.CompletedProcess[bytes]:
+    """Check ``signature`` over ``message`` with the real ``ssh-keygen -Y verify`` (not raising)."""
+    return subprocess.run(
+        ["ssh-keygen", "-Y", "verify", "-f", str(allowed_signers), "-I", principal,
+         "-n", namespace, "-s", str(signature)],
+        input=message,
+        capture_output=True,
+        check=False,
+    )  # fmt: skip
+
+
+def keygen_sign(pack_dir: Path, key: SshKey, namespace: str = NAMESPACE) -> Path:
+    """Sign SHA256SUMS with the real ``ssh-keygen -Y sign``; return SHA256SUMS.sig."""
+    return ssh_keygen_sign(pack_dir / fmt.SUMS, key, namespace)
 
 
 def trusted_keys_file(path: Path, *entries: tuple[str, SshKey]) -> Path:

@@ -18,7 +18,14 @@ from affidavit.packs.errors import PackRefused
 from affidavit.packs.sign import parse_expires
 from affidavit.packs.trust import TrustOptions
 from affidavit.packs.verify import verify_pack
-from tests.packs.conftest import NAMESPACE, SshKey, make_key, pack_json, write_pack
+from tests.packs.conftest import (
+    NAMESPACE,
+    SshKey,
+    make_key,
+    pack_json,
+    ssh_keygen_verify,
+    write_pack,
+)
 from tests.support import PYTHON, cli_env, run_cli
 
 
@@ -60,23 +67,8 @@ def test_sign_then_verify_strict_pinned(home: Path, tmp_path: Path, ssh_key: Ssh
     allowed = tmp_path / "allowed"
     allowed.write_text(line + "\n")
     principal = line.split()[0]
-    check = subprocess.run(
-        [
-            "ssh-keygen",
-            "-Y",
-            "verify",
-            "-f",
-            str(allowed),
-            "-I",
-            principal,
-            "-n",
-            NAMESPACE,
-            "-s",
-            str(out / fmt.SIGNATURE),
-        ],
-        input=(out / fmt.SUMS).read_bytes(),
-        capture_output=True,
-        check=False,
+    check = ssh_keygen_verify(
+        allowed, principal, out / fmt.SIGNATURE, (out / fmt.SUMS).read_bytes()
     )
     assert check.returncode == 0, check.stderr
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ from cryptography.hazmat.primitives.serialization import load_ssh_private_key
 
 from affidavit.crypto import sshsig
 from affidavit.crypto.sshwire import WireReader, put_string
-from tests.packs.conftest import NAMESPACE, SshKey
+from tests.packs.conftest import NAMESPACE, SshKey, ssh_keygen_sign, ssh_keygen_verify
 
 MESSAGE = b"3f0a...  records.jsonl\n"
 
@@ -21,22 +20,7 @@ def keygen_signature(
 ) -> bytes:
     message = tmp_path / "message"
     message.write_bytes(MESSAGE)
-    subprocess.run(
-        [
-            "ssh-keygen",
-            "-Y",
-            "sign",
-            "-f",
-            str(key.private),
-            "-n",
-            namespace,
-            *options,
-            str(message),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return (tmp_path / "message.sig").read_bytes()
+    return ssh_keygen_sign(message, key, namespace, *options).read_bytes()
 
 
 def private_key(key: SshKey):
@@ -69,22 +53,9 @@ def test_ssh_keygen_verifies_our_signature(
     )
     allowed = tmp_path / "allowed_signers"
     allowed.write_text(ssh_key.allowed_signers_line("alice"))
-    command = [
-        "ssh-keygen",
-        "-Y",
-        "verify",
-        "-f",
-        str(allowed),
-        "-I",
-        "alice",
-        "-n",
-        NAMESPACE,
-        "-s",
-        str(signature),
-    ]
-    accepted = subprocess.run(command, input=MESSAGE, capture_output=True, check=False)
+    accepted = ssh_keygen_verify(allowed, "alice", signature, MESSAGE)
     assert accepted.returncode == 0, accepted.stderr
-    refused = subprocess.run(command, input=MESSAGE + b"x", capture_output=True, check=False)
+    refused = ssh_keygen_verify(allowed, "alice", signature, MESSAGE + b"x")
     assert refused.returncode != 0
 
 
