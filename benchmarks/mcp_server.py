@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _rpc import LineClient  # benchmarks/ is on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 PASSPHRASE = "benchmark passphrase, not a secret"  # noqa: S105 - a throwaway benchmark vault
@@ -84,50 +84,12 @@ def synthetic(count: int, seed: int = 7) -> list[str]:
     return out
 
 
-class Server:
-    """One ``affidavit serve`` child and a blocking JSON-RPC line client."""
+class Server(LineClient):
+    """One ``affidavit serve`` child, its session open; ``ready_s`` is spawn to initialize."""
 
     def __init__(self, env: dict[str, str], caller: str = "user") -> None:
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "affidavit", "serve", "--caller", caller],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self.next_id = 0
-        reply = self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"},
-            },
-        )
-        self.ready_s = time.perf_counter() - self.started
-        assert "result" in reply, reply
-        self.notify("notifications/initialized")
-
-    def notify(self, method: str) -> None:
-        self._send({"jsonrpc": "2.0", "method": method})
-
-    def _send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self.next_id += 1
-        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        assert self.proc.stdout is not None
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("server exited")
-            message = json.loads(line)
-            if message.get("id") == self.next_id:
-                return dict(message)
+        super().__init__([sys.executable, "-m", "affidavit", "serve", "--caller", caller], env)
+        self.ready_s = self.initialize()
 
     def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         reply = self.request("tools/call", {"name": tool, "arguments": arguments})
@@ -135,17 +97,6 @@ class Server:
         if result.get("isError"):
             raise RuntimeError(result["content"][0]["text"])
         return dict(result["structuredContent"])
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=30)
 
 
 def _ms(values: list[float], q: float) -> float:

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _rpc import LineClient  # benchmarks/ is on sys.path
+
 REPO = Path(__file__).resolve().parents[1]
 NODE_TOOLS = Path(
     os.environ.get("AFFIDAVIT_NODE_TOOLS", REPO / ".ci" / "node-tools" / "node_modules")
@@ -53,62 +55,6 @@ for raw in sys.stdin:
 """
 
 
-class Driver:
-    """A host speaking raw JSON-RPC lines to a process."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd=cwd,
-        )
-        self.next_id = 0
-
-    def request(self, method: str, params: dict | None = None) -> dict:
-        self.next_id += 1
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}
-        assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-        while True:
-            reply = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.next_id and "method" not in reply:
-                return reply
-
-    def initialize(self) -> float:
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "1"},
-            },
-        )
-        seconds = time.perf_counter() - self.started
-        assert self.proc.stdin
-        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        self.proc.stdin.flush()
-        return seconds
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def close(self) -> None:
-        assert self.proc.stdin
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 def proxied(argv: list[str], work: Path, *flags: str) -> list[str]:
     return [
         sys.executable,
@@ -123,7 +69,7 @@ def proxied(argv: list[str], work: Path, *flags: str) -> list[str]:
     ]
 
 
-def timed_calls(driver: Driver, calls: int, make_args, before=None) -> list[float]:
+def timed_calls(driver: LineClient, calls: int, make_args, before=None) -> list[float]:
     samples = []
     for i in range(calls):
         name, args = make_args(i)
@@ -155,7 +101,7 @@ def compare(
 ):
     results = {}
     for mode, argv in (("direct", direct), ("proxy", via)):
-        driver = Driver(argv, env, cwd)
+        driver = LineClient(argv, env, cwd)
         driver.initialize()
         timed_calls(driver, min(20, calls), make_args, before)  # warm-up
         results[mode] = timed_calls(driver, calls, make_args, before)
@@ -257,7 +203,7 @@ def main() -> None:
         )
 
         # pass-through throughput: pipelined pings
-        driver = Driver(proxied(echo_argv, work), env, work)
+        driver = LineClient(proxied(echo_argv, work), env, work)
         start_proxy = driver.initialize()
         n = 5000
         assert driver.proc.stdin and driver.proc.stdout
@@ -272,7 +218,7 @@ def main() -> None:
         rate = n / (time.perf_counter() - t0)
         extra["rss"] = max(extra.get("rss", 0.0), driver.rss_mb())
         driver.close()
-        direct = Driver(echo_argv, env, work)
+        direct = LineClient(echo_argv, env, work)
         start_direct = direct.initialize()
         direct.close()
         steps = breakdown(work / "audit.jsonl")
