@@ -162,32 +162,17 @@ def test_graph_forget_namespaces_status_and_argument_errors(setup):
                     "memory_store", {"text": "Ada reports to Grace since March.", "source": "s"}
                 )
             )
-            linked = body(
-                await client.call_tool(
-                    "memory_link",
-                    {
-                        "subject": "Ada",
-                        "predicate": "reports_to",
-                        "object": "Grace",
-                        "src_id": memory["id"],
-                        "valid_from": "2026-03-01",
-                    },
-                )
-            )
+            link = {
+                "subject": "Ada",
+                "predicate": "reports_to",
+                "object": "Grace",
+                "src_id": memory["id"],
+                "valid_from": "2026-03-01",
+            }
+            linked = body(await client.call_tool("memory_link", link))
             assert linked["created"] is True
             relation = linked["relation"]
-            same = body(
-                await client.call_tool(
-                    "memory_link",
-                    {
-                        "subject": "Ada",
-                        "predicate": "reports_to",
-                        "object": "Grace",
-                        "src_id": memory["id"],
-                        "valid_from": "2026-03-01",
-                    },
-                )
-            )
+            same = body(await client.call_tool("memory_link", link))  # the same link again
             assert same["created"] is False and same["relation"]["id"] == relation["id"]
             rels = body(await client.call_tool("memory_relations", {"entity": "grace"}))
             assert [r["id"] for r in rels["relations"]] == [relation["id"]]
