@@ -11,6 +11,8 @@ from mcp import Client
 
 from affidavit.proxy.verifiers.base import Verdict
 from affidavit.proxy.verifiers.git import GitVerifier, clean_message
+from affidavit.proxy.verifiers.gitobjects import index_tree, parse_commit, read_loose
+from affidavit.proxy.verifiers.gitrepo import CommitObject, GitRepo
 from tests.proxy._verifier_fixtures import (
     call,
     dev_command,
@@ -319,3 +321,136 @@ def test_a_commit_cleaned_up_by_the_users_git_config_is_not_a_lie(repo: Path) ->
         return said(git(repo, "rev-parse", "HEAD"))
 
     assert judge(V, ctx, act).verdict is Verdict.VERIFIED
+
+
+# -- reading git's files without git (gitobjects) ----------------------------------------------
+def _git_view(repo: Path, sha: str) -> CommitObject:
+    """What ``git log`` itself shows for ``sha``: the reference the file readers must match."""
+    out = git(repo, "log", "-1", "--no-walk", "--format=%H%x00%T%x00%P%x00%B", sha)
+    full, tree, parents, message = out.split("\0", 3)
+    return CommitObject(full, tree, tuple(parents.split()), message)
+
+
+def _same_commit(a: CommitObject | None, b: CommitObject) -> bool:
+    return (
+        a is not None
+        and (a.sha, a.tree, a.parents) == (b.sha, b.tree, b.parents)
+        and clean_message(a.message) == clean_message(b.message)
+    )
+
+
+def test_loose_commits_are_read_from_their_files_exactly_as_git_shows_them(repo: Path) -> None:
+    git(repo, "commit", "-q", "-m", "Subject\n\nBody line\n  indented\n")
+    head = git(repo, "rev-parse", "HEAD")
+    # A merge with a multi-line signature-like header: continuation lines are not headers.
+    raw = (
+        f"tree {git(repo, 'rev-parse', 'HEAD^{tree}')}\nparent {head}\nparent {head}~1\n"
+        "author A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n"
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n parent 0000\n -----END PGP SIGNATURE-----\n"
+        "\nmerge message\n\nwith body\n"
+    ).replace(f"{head}~1", git(repo, "rev-parse", "HEAD~1"))
+    merge = git(repo, "hash-object", "-t", "commit", "-w", "--stdin", stdin=raw)
+    gr = GitRepo(repo)
+    for sha in (head, merge):
+        loose = read_loose(gr.common_dir / "objects", sha)
+        assert loose is not None and loose.kind == "commit"
+        assert loose.body == git(repo, "cat-file", "commit", sha).encode() + b"\n"
+        assert _same_commit(gr.commit(sha), _git_view(repo, sha))
+    merged = gr.commit(merge)
+    assert merged is not None and merged.parents == (head, git(repo, "rev-parse", "HEAD~1"))
+    assert gr.object_type(git(repo, "rev-parse", "HEAD^{tree}")) == "tree"
+    assert gr.commit(git(repo, "rev-parse", "HEAD^{tree}")) is None
+
+
+def test_a_loose_file_whose_bytes_are_not_its_name_is_not_trusted(repo: Path) -> None:
+    git(repo, "commit", "-q", "-m", "real")
+    gr = GitRepo(repo)
+    real = git(repo, "rev-parse", "HEAD")
+    other = git(repo, "rev-parse", "HEAD~1")
+    objects = gr.common_dir / "objects"
+    target = objects / other[:2] / other[2:]
+    target.chmod(0o644)
+    target.write_bytes((objects / real[:2] / real[2:]).read_bytes())  # forged content
+    assert read_loose(objects, other) is None
+    (objects / real[:2] / real[2:]).chmod(0o644)
+    (objects / real[:2] / real[2:]).write_bytes(b"not zlib at all")
+    assert read_loose(objects, real) is None
+
+
+def test_packed_repository_falls_back_to_git_with_the_same_answers(repo: Path) -> None:
+    git(repo, "commit", "-q", "-m", "packed soon")
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "gc", "-q", "--prune=now")
+    gr = GitRepo(repo)
+    assert read_loose(gr.common_dir / "objects", head) is None  # really packed now
+    assert _same_commit(gr.commit(head), _git_view(repo, head))
+    assert gr.object_type(head) == "commit"
+    assert gr.index_matches_head()
+    (repo / "a.txt").write_text("changed\n")
+    git(repo, "add", "a.txt")
+    assert not gr.index_matches_head()
+
+
+def test_replace_refs_and_foreign_encodings_are_left_to_git(repo: Path) -> None:
+    git(repo, "commit", "-q", "-m", "original")
+    original = git(repo, "rev-parse", "HEAD")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "stand-in")
+    git(repo, "replace", original, "HEAD")
+    gr = GitRepo(repo)
+    shown = gr.commit(original)
+    assert shown is not None and shown.message.strip() == "stand-in"  # what git log shows
+    people = "author A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n"
+    latin = f"tree {'0' * 40}\n{people}encoding ISO-8859-1\n\nx\n"
+    assert parse_commit(latin.encode()) is None
+
+
+def test_an_honest_commit_is_verified_without_starting_git(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = commit_ctx(repo)
+    before = V.snapshot(ctx)
+    git(repo, "commit", "-q", "-m", "Add a")
+    reply = said(git(repo, "rev-parse", "HEAD"))
+    (tmp_path / "no-git").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git"))  # any git start would now fail
+    receipt = V.verify(ctx, before, reply)
+    assert receipt.verdict is Verdict.VERIFIED, receipt.evidence
+
+
+def _write_tree(repo: Path) -> str:
+    return git(repo, "write-tree")
+
+
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_the_index_tree_is_the_tree_git_would_write(repo: Path, version: str) -> None:
+    for rel in ("a-b", "a/b/c.txt", "a/z", "a.txt", "zz/deep/er/f", "b c.txt"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(rel)
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link").symlink_to("a.txt")
+    git(repo, "add", "-A")
+    if version == "3":
+        git(repo, "update-index", "--skip-worktree", "a/z")  # forces extended flags
+    git(repo, "update-index", "--index-version", version)
+    gr = GitRepo(repo)
+    assert index_tree(gr.git_dir / "index") == _write_tree(repo)
+    assert not gr.index_matches_head()
+    git(repo, "commit", "-q", "-m", "many")
+    assert index_tree(gr.git_dir / "index") == git(repo, "rev-parse", "HEAD^{tree}")
+    assert gr.index_matches_head()
+
+
+def test_indexes_the_reader_cannot_vouch_for_go_to_git(repo: Path) -> None:
+    gr = GitRepo(repo)
+    index = gr.git_dir / "index"
+    (repo / "later.txt").write_text("x")
+    git(repo, "add", "-N", "later.txt")  # intent-to-add: not a staged blob
+    assert index_tree(index) is None
+    git(repo, "rm", "-q", "--cached", "later.txt")
+    git(repo, "commit", "-q", "-m", "clean")
+    assert index_tree(index) == git(repo, "rev-parse", "HEAD^{tree}")
+    data = bytearray(index.read_bytes())
+    data[-1] ^= 0xFF  # a broken checksum
+    index.write_bytes(bytes(data))
+    assert index_tree(index) is None

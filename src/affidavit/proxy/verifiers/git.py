@@ -288,7 +288,10 @@ class GitVerifier:
                 )
             )
         paths = _str_list(ctx.arguments.get("paths"))
-        leftover = repo.changed(paths) if paths else ([] if repo.index_matches_head() else ["*"])
+        if paths:
+            leftover = repo.changed(paths)
+        else:
+            leftover = [] if repo.index_matches_head(after.head) else ["*"]
         if leftover:
             return judge.contradicted(
                 Evidence(

@@ -17,6 +17,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from affidavit.proxy.verifiers.gitobjects import (
+    LooseObject,
+    index_tree,
+    parse_commit,
+    plain_history,
+    read_loose,
+)
+
 GIT_TIMEOUT_S = 20.0
 HEX40 = re.compile(r"\b[0-9a-f]{40}\b")
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -188,10 +196,21 @@ class GitRepo:
         return RefState(head=self.head(refs), refs=refs)
 
     # -- objects ---------------------------------------------------------------------------
+    def _loose(self, sha: str) -> LooseObject | None:
+        """``sha`` read from its loose object file when git would show it as stored, else None."""
+        if not _FULL_SHA.match(sha) or not self._uses_files_backend():
+            return None
+        if not plain_history(self.common_dir):
+            return None
+        return read_loose(self.common_dir / "objects", sha)
+
     def object_type(self, name: str) -> str | None:
         """``commit``, ``tree``, ``blob`` or ``tag`` for an object name; None if missing."""
         if not OBJECT_NAME.match(name):
             return None
+        loose = self._loose(name)
+        if loose is not None:
+            return loose.kind
         out = self._run_raw(["cat-file", "--batch-check"], stdin=name + "\n", check=False)
         parts = out.split()
         if len(parts) >= 2 and parts[1] != "missing":
@@ -201,10 +220,18 @@ class GitRepo:
     def commit(self, sha: str) -> CommitObject | None:
         """The commit ``sha`` names (tags peeled), parsed; None when it names no commit.
 
-        One ``git log`` instead of a type check plus a read: this runs after every commit.
+        A new commit is a loose object, so the usual answer comes from its file (ADR 0082);
+        otherwise one ``git log`` instead of a type check plus a read.
         """
         if not OBJECT_NAME.match(sha):
             return None
+        loose = self._loose(sha)
+        if loose is not None and loose.kind in ("tree", "blob"):
+            return None
+        if loose is not None and loose.kind == "commit":
+            parsed = parse_commit(loose.body)
+            if parsed is not None:
+                return CommitObject(sha, parsed.tree, parsed.parents, parsed.message)
         out = self._run_raw(
             ["log", "-1", "--no-walk", "--format=%H%x00%T%x00%P%x00%B", "--end-of-options", sha],
             check=False,
@@ -234,8 +261,19 @@ class GitRepo:
         return out.strip() == ""
 
     # -- index and work tree ---------------------------------------------------------------
-    def index_matches_head(self) -> bool:
-        """True when nothing is staged (the index equals HEAD's tree)."""
+    def index_matches_head(self, head: Head | None = None) -> bool:
+        """True when nothing is staged (the index equals HEAD's tree).
+
+        ``head`` is HEAD as the caller just read it (read again when not given). Proven
+        without git when the tree the index would write is HEAD's tree; any other outcome
+        (including a mismatch, which may be a tree git would normalise) asks git.
+        """
+        head_sha = (head or self.head()).sha
+        own_index = "GIT_INDEX_FILE" not in os.environ
+        loose = self._loose(head_sha) if head_sha and own_index else None
+        fields = parse_commit(loose.body) if loose is not None and loose.kind == "commit" else None
+        if fields is not None and index_tree(self.git_dir / "index") == fields.tree:
+            return True
         return self.succeeds("diff", "--cached", "--quiet", "--no-ext-diff")
 
     def unstaged(self, pathspecs: Sequence[str]) -> list[str]:
