@@ -68,6 +68,18 @@ class DevServer:
 
         return await anyio.to_thread.run_sync(run)
 
+    async def _gated(self, ctx: Ctx, params: Any, fn: Callable[..., T], *args: Any) -> T:
+        """Pass the roots gate, then run ``fn`` under the lock: the path of every request that
+        is not a tool call. :class:`~.interact.NeedInput` goes up for the handler to answer its
+        own way; any other failure becomes the JSON-RPC error the request is answered with."""
+        try:
+            await self.roots.check(ctx, params)
+            return await self._locked(fn, *args)
+        except interact.NeedInput:
+            raise
+        except Exception as exc:
+            raise _rpc_error(exc) from None
+
     # -- tools ----------------------------------------------------------------------------------
 
     async def list_tools(
@@ -133,22 +145,18 @@ class DevServer:
         self, ctx: Ctx, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult | types.InputRequiredResult:
         try:
-            await self.roots.check(ctx, params)
-            contents = await self._locked(resources.read, self.repo, str(params.uri))
+            contents = await self._gated(ctx, params, resources.read, self.repo, str(params.uri))
         except interact.NeedInput as need:
             return need.result
-        except Exception as exc:
-            raise _rpc_error(exc) from None
         return types.ReadResourceResult(contents=[contents])
 
     async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         """Remember a resource; it is announced after every call that may have changed it."""
         uri = str(params.uri)
-        try:
-            await self.roots.check(ctx, params)
-            await self._locked(resources.read, self.repo, uri)  # only what exists and is allowed
-        except Exception as exc:
-            raise _rpc_error(exc) from None
+        try:  # only what exists and is allowed
+            await self._gated(ctx, params, resources.read, self.repo, uri)
+        except interact.NeedInput as need:  # a subscription has no input_required answer
+            raise _rpc_error(need) from None
         self._subscribed.add(uri)
         return types.EmptyResult()
 
@@ -179,22 +187,18 @@ class DevServer:
         self, ctx: Ctx, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
         try:
-            await self.roots.check(ctx, params)
-            return await self._locked(prompts.get, self.repo, params.name, params.arguments)
+            return await self._gated(
+                ctx, params, prompts.get, self.repo, params.name, params.arguments
+            )
         except interact.NeedInput as need:
             return need.result
-        except Exception as exc:
-            raise _rpc_error(exc) from None
 
     async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
         """Completions name repository files, so they pass the roots gate too."""
         try:
-            await self.roots.check(ctx, params)
-            completion = await self._locked(completions.complete, self.repo, params)
+            completion = await self._gated(ctx, params, completions.complete, self.repo, params)
         except interact.NeedInput:  # 2026-07-28: completion cannot ask for roots; offer nothing
             completion = types.Completion(values=[])
-        except Exception as exc:
-            raise _rpc_error(exc) from None
         return types.CompleteResult(completion=completion)
 
     async def roots_changed(self, _ctx: Ctx, _params: types.NotificationParams) -> None:
