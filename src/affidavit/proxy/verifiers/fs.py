@@ -25,11 +25,13 @@ from typing import Any
 
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
 from affidavit.proxy.verifiers.locate import resolve_file
-from affidavit.proxy.verifiers.overlap import WINDOWS, excuse_overlap
+from affidavit.proxy.verifiers.overlap import WINDOWS
 from affidavit.proxy.verifiers.replies import (
     Judge,
+    ToolCallVerifier,
     backend_failed,
     is_error,
+    judged_in_window,
     schema_problem,
     structured,
 )
@@ -140,24 +142,21 @@ def _valid_edits(value: Any) -> bool:
     )
 
 
-class FilesystemVerifier:
+class FilesystemVerifier(ToolCallVerifier):
     """Re-reads the files a filesystem tool claims to have written, edited or moved."""
 
     name = "filesystem"
+    tools = TOOLS
 
-    def applies(self, ctx: CallContext) -> bool:
-        if ctx.method != "tools/call" or ctx.name not in TOOLS:
-            return False
-        args = ctx.arguments
-        if not set(args) <= TOOLS[ctx.name]:
-            return False
-        if ctx.name == "move_file":
+    @staticmethod
+    def well_formed(tool: str, args: Mapping[str, Any]) -> bool:
+        if tool == "move_file":
             return isinstance(args.get("source"), str) and isinstance(args.get("destination"), str)
         if not isinstance(args.get("path"), str):
             return False
-        if ctx.name == "write_file":
+        if tool == "write_file":
             return isinstance(args.get("content"), str)
-        if ctx.name == "edit_file":
+        if tool == "edit_file":
             return _valid_edits(args.get("edits"))
         return True
 
@@ -196,11 +195,7 @@ class FilesystemVerifier:
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         window = before.window if isinstance(before, _Before) else None
-        try:
-            receipt = self._judge(ctx, before, result)
-        finally:
-            overlapped = window is not None and WINDOWS.end(window)
-        return excuse_overlap(receipt, overlapped)
+        return judged_in_window(window, lambda: self._judge(ctx, before, result))
 
     def _judge(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         judge = Judge(self.name, self._claim(ctx))

@@ -35,11 +35,18 @@ from typing import Any
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt, Verdict
 from affidavit.proxy.verifiers.gitrepo import HEX40, GitRepo, GitUnavailable, RefState, open_repo
 from affidavit.proxy.verifiers.locate import call_repo, string_arg
-from affidavit.proxy.verifiers.overlap import WINDOWS, excuse_overlap
-from affidavit.proxy.verifiers.replies import Judge, backend_failed, is_error, structured, text_of
+from affidavit.proxy.verifiers.overlap import WINDOWS
+from affidavit.proxy.verifiers.replies import (
+    Judge,
+    ToolCallVerifier,
+    backend_failed,
+    is_error,
+    judged_in_window,
+    structured,
+    text_of,
+)
 
-# Tool -> the arguments whose meaning this verifier knows. A call with any other argument
-# (a reset target, a force flag) means something else, so it is not judged at all.
+# Tool -> the arguments whose meaning this verifier knows (see replies.known_arguments).
 TOOLS: dict[str, frozenset[str]] = {
     "git_commit": frozenset({"message", "paths", "repo_path"}),
     "git_add": frozenset({"files", "repo_path"}),
@@ -88,24 +95,21 @@ class _Before:
     window: int | None = None
 
 
-class GitVerifier:
+class GitVerifier(ToolCallVerifier):
     """Re-derives git outcomes from the repository's refs, objects and index."""
 
     name = "git"
+    tools = TOOLS
 
-    def applies(self, ctx: CallContext) -> bool:
-        if ctx.method != "tools/call" or ctx.name not in TOOLS:
-            return False
-        args = ctx.arguments
-        if not set(args) <= TOOLS[ctx.name]:
-            return False
-        if ctx.name == "git_commit":
+    @staticmethod
+    def well_formed(tool: str, args: Mapping[str, Any]) -> bool:
+        if tool == "git_commit":
             return isinstance(args.get("message"), str)
-        if ctx.name == "git_add":
+        if tool == "git_add":
             return _str_list(args.get("files")) is not None
-        if ctx.name == "git_reset":
+        if tool == "git_reset":
             return True  # only repo_path is allowed: a reset of the index to HEAD
-        if ctx.name == "git_branch":
+        if tool == "git_branch":
             # The dev server's git_branch creates with ``name``; listing is not a claim.
             return isinstance(args.get("name"), str) and not args.get("list")
         return _branch_name(args) is not None
@@ -122,11 +126,7 @@ class GitVerifier:
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         window = before.window if isinstance(before, _Before) else None
-        try:
-            receipt = self._judge(ctx, before, result)
-        finally:
-            overlapped = window is not None and WINDOWS.end(window)
-        return excuse_overlap(receipt, overlapped)
+        return judged_in_window(window, lambda: self._judge(ctx, before, result))
 
     def _judge(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         judge = Judge(self.name, self._claim(ctx))

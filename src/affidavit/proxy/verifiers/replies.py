@@ -9,10 +9,59 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt, Verdict
+from affidavit.proxy.verifiers.overlap import WINDOWS, excuse_overlap
+
+
+def known_arguments(
+    ctx: CallContext, tools: Mapping[str, frozenset[str]]
+) -> Mapping[str, Any] | None:
+    """The arguments of a ``tools/call`` of one of ``tools`` that uses only known arguments.
+
+    ``tools`` maps a tool name to the arguments whose meaning the verifier knows. A call with
+    any other argument (a force flag, a reset target) means something else, so it is not
+    judged at all: None.
+    """
+    if ctx.method != "tools/call" or ctx.name not in tools:
+        return None
+    args = ctx.arguments
+    return args if set(args) <= tools[ctx.name] else None
+
+
+class ToolCallVerifier(ABC):
+    """``applies`` for a verifier of a fixed set of tools (see :func:`known_arguments`).
+
+    Subclasses set ``tools`` (tool -> the arguments whose meaning they know) and say in
+    :meth:`well_formed` which values each claim needs; everything else is not judged.
+    """
+
+    tools: Mapping[str, frozenset[str]]
+
+    def applies(self, ctx: CallContext) -> bool:
+        args = known_arguments(ctx, self.tools)
+        return args is not None and self.well_formed(ctx.name, args)
+
+    @staticmethod
+    @abstractmethod
+    def well_formed(tool: str, args: Mapping[str, Any]) -> bool:
+        """Whether a known call carries the arguments its claim needs, of the right types."""
+
+
+def judged_in_window(window: int | None, judge: Callable[[], Receipt]) -> Receipt:
+    """``judge()``'s receipt, closing the overlap window the snapshot opened (even on error).
+
+    A contradiction found while another call on the same key was in flight is excused to
+    ``unchecked`` (see :mod:`overlap`).
+    """
+    try:
+        receipt = judge()
+    finally:
+        overlapped = window is not None and WINDOWS.end(window)
+    return excuse_overlap(receipt, overlapped)
 
 
 def is_error(result: Mapping[str, Any]) -> bool:
