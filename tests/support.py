@@ -23,6 +23,14 @@ NODE_TOOLS = Path(
 """The node_modules folder with Node 22, the MCP Inspector CLI and the official filesystem
 server; CI names it in ``AFFIDAVIT_NODE_TOOLS``."""
 INSPECTOR = NODE_TOOLS / ".bin" / "mcp-inspector"
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Ada Tester",
+    "GIT_AUTHOR_EMAIL": "ada@example.invalid",
+    "GIT_COMMITTER_NAME": "Ada Tester",
+    "GIT_COMMITTER_EMAIL": "ada@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+"""Environment for real git in tests: a fixed, fake author, and no system config to leak in."""
 
 
 def cli_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

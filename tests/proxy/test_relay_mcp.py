@@ -11,20 +11,12 @@ import pytest
 
 from affidavit.proxy.audit import verify_log
 from tests.proxy.conftest import REPO
-from tests.support import NODE_TOOLS, PYTHON, inspector_cli, mcp_client
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Ada Tester",
-    "GIT_AUTHOR_EMAIL": "ada@example.invalid",
-    "GIT_COMMITTER_NAME": "Ada Tester",
-    "GIT_COMMITTER_EMAIL": "ada@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from tests.support import GIT_IDENTITY, NODE_TOOLS, PYTHON, inspector_cli, mcp_client
 
 
 def make_repo(path: Path) -> Path:
     path.mkdir()
-    env = {**os.environ, **GIT_ENV}
+    env = {**os.environ, **GIT_IDENTITY}
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
     (path / "README.md").write_text("hello\n")
     subprocess.run(["git", "-C", str(path), "add", "."], check=True, env=env)
@@ -56,7 +48,7 @@ async def test_official_client_through_the_proxy_to_mcp_server_git(home, tmp_pat
         str(repo),
     ]
     (repo / "new.txt").write_text("content\n")
-    async with mcp_client(args, home, env=GIT_ENV, mode=mode) as client:
+    async with mcp_client(args, home, env=GIT_IDENTITY, mode=mode) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"git_status", "git_commit", "git_add"} <= names
         added = await client.call_tool("git_add", {"repo_path": str(repo), "files": ["new.txt"]})
@@ -128,7 +120,7 @@ async def test_dev_server_through_the_proxy(home, tmp_path):
         str(repo),
     ]
     async with mcp_client(
-        args, home, env={**GIT_ENV, "PYTHONPATH": str(REPO)}, mode="legacy"
+        args, home, env={**GIT_IDENTITY, "PYTHONPATH": str(REPO)}, mode="legacy"
     ) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         assert "write_file" in tools
@@ -155,7 +147,7 @@ def test_mcp_inspector_cli_through_the_proxy(home, tmp_path):
     done = inspector_cli(
         [str(wrapper), "--method", "tools/call", "--tool-name", "git_status",
          "--tool-arg", f"repo_path={repo}"],
-        proxy_env(home, GIT_ENV),
+        proxy_env(home, GIT_IDENTITY),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)

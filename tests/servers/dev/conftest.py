@@ -12,15 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.support import mcp_client
-
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "Ada Tester",
-    "GIT_AUTHOR_EMAIL": "ada@example.invalid",
-    "GIT_COMMITTER_NAME": "Ada Tester",
-    "GIT_COMMITTER_EMAIL": "ada@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from tests.support import GIT_IDENTITY, mcp_client
 
 
 def git(repo: Path, *args: str) -> str:

@@ -9,8 +9,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from tests.servers.dev.conftest import GIT_IDENTITY
-from tests.support import PYTHON, cli_env, handshake
+from tests.support import GIT_IDENTITY, PYTHON, cli_env, handshake
 
 
 def test_garbage_and_malformed_requests_do_not_stop_the_server(repo: Path, home: Path) -> None:
