@@ -12,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,6 +140,15 @@ class AllowedSigner:
     key: SshPublicKey
 
 
+def _entry_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, stripped line)`` of each entry in a trust file; blank lines and ``#``
+    comments are skipped, as ssh-keygen does, while the numbers stay true for error messages."""
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        line = raw_line.strip()
+        if line and not line.startswith("#"):
+            yield number, line
+
+
 def parse_allowed_signers(text: str, source: str) -> tuple[AllowedSigner, ...]:
     """Parse ``name ssh-ed25519 AAAA... [comment]`` lines; blanks and ``#`` comments allowed.
 
@@ -146,10 +156,7 @@ def parse_allowed_signers(text: str, source: str) -> tuple[AllowedSigner, ...]:
     named Ed25519 key, and anything looser would widen trust beyond what the line says.
     """
     signers: list[AllowedSigner] = []
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        line = raw_line.strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in _entry_lines(text):
         where = f"{source} line {number}"
         fields = line.split(None, 3)
         if len(fields) < 3:
@@ -180,10 +187,7 @@ def read_allowed_signers(path: Path) -> tuple[AllowedSigner, ...]:
 def parse_revoked_keys(text: str, source: str) -> frozenset[str]:
     """Parse a revoked-keys file: one ``SHA256:...`` fingerprint per line, optional comment."""
     revoked: set[str] = set()
-    for number, raw_line in enumerate(text.splitlines(), start=1):
-        line = raw_line.strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in _entry_lines(text):
         token = line.split(None, 1)[0]
         if not is_fingerprint(token):
             raise KeyFormatError(
