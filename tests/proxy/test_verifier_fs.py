@@ -231,3 +231,18 @@ def test_relative_paths_follow_the_filesystem_servers_own_directory_order(tmp_pa
     receipt = judge(V, ctx, lambda: ((second / "n.txt").write_text("n"), OK)[1])
     assert receipt.verdict is Verdict.VERIFIED
     assert receipt.evidence[0].where == str((second / "n.txt").resolve())
+
+
+def test_only_known_tools_with_known_well_formed_arguments_are_judged(tmp_path: Path) -> None:
+    def applies(name: str, args: dict[str, object], method: str = "tools/call") -> bool:
+        return V.applies(call(name, args, roots=[tmp_path], method=method))
+
+    assert applies("write_file", {"path": "a", "content": "x"})
+    assert applies("move_file", {"source": "a", "destination": "b"})
+    assert applies("edit_file", {"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
+    assert not applies("write_file", {"path": "a", "content": "x", "append": True})
+    assert not applies("write_file", {"path": "a", "content": 3})
+    assert not applies("edit_file", {"path": "a", "edits": [{"oldText": "x"}]})
+    assert not applies("move_file", {"source": "a"})
+    assert not applies("delete_file", {"path": "a"})
+    assert not applies("write_file", {"path": "a", "content": "x"}, method="resources/read")

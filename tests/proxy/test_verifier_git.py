@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from tests.proxy._verifier_fixtures import (
     call,
     dev_command,
     git,
+    git_env,
     git_server_argv,
     init_repo,
     judge,
@@ -454,3 +456,23 @@ def test_indexes_the_reader_cannot_vouch_for_go_to_git(repo: Path) -> None:
     data[-1] ^= 0xFF  # a broken checksum
     index.write_bytes(bytes(data))
     assert index_tree(index) is None
+
+
+def test_an_index_in_the_middle_of_a_conflict_goes_to_git(repo: Path) -> None:
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "a.txt").write_text("theirs\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "checkout", "-q", "main")
+    (repo / "a.txt").write_text("ours\n")
+    git(repo, "commit", "-q", "-am", "ours")
+    merge = subprocess.run(
+        ["git", "merge", "-q", "other"], cwd=repo, env=git_env(), capture_output=True
+    )
+    assert merge.returncode != 0  # a real conflict: stages 1-3 in the index
+    gr = GitRepo(repo)
+    assert index_tree(gr.git_dir / "index") is None
+    assert gr.index_matches_head() == (
+        subprocess.run(["git", "diff", "--cached", "--quiet"], cwd=repo, env=git_env()).returncode
+        == 0
+    )
