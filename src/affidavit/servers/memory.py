@@ -16,7 +16,6 @@ comes first; calls wait for that warm-up instead of racing it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
@@ -28,6 +27,7 @@ from affidavit import __version__
 from affidavit.core.errors import AffidavitError, UsageError
 from affidavit.servers.memory_handlers import MemoryTools
 from affidavit.servers.memory_tools import INSTRUCTIONS, ToolSpec, catalogue
+from affidavit.servers.results import error_result, json_result
 
 SERVER_NAME = "affidavit-memory"
 
@@ -137,11 +137,6 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
     handlers = {spec.name: getattr(tools, spec.name) for spec in specs}
     one_at_a_time = anyio.CapacityLimiter(1)
 
-    def _error(text: str) -> types.CallToolResult:
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=True
-        )
-
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         tools.warm_up_in_background()  # the handshake is done; tools/call comes next
         return types.ListToolsResult(tools=listing)
@@ -160,18 +155,15 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
                 run, params.name, arguments, limiter=one_at_a_time
             )
         except AffidavitError as exc:
-            return _error(f"affidavit: {exc}")
+            return error_result(f"affidavit: {exc}")
         except Exception as exc:  # a bug: one line to the agent, details only on request
             if os.environ.get("AFFIDAVIT_DEBUG") == "1":
                 traceback.print_exc(file=sys.stderr)
-            return _error(
+            return error_result(
                 f"affidavit: internal error in {params.name} ({type(exc).__name__}); "
                 "the user can rerun the server with AFFIDAVIT_DEBUG=1 and report it"
             )
-        text = json.dumps(body, ensure_ascii=False)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=body
-        )
+        return json_result(body)
 
     return Server(
         SERVER_NAME,

@@ -33,6 +33,7 @@ from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackFormatError
 from affidavit.packs.search import MAX_QUERY_CHARS, Filters, PackIndex
 from affidavit.packs.verify import VerifiedPack
+from affidavit.servers.results import error_result, json_result
 
 SEARCH_TOOL = "verified_memory_search"
 GET_TOOL = "verified_memory_get"
@@ -231,14 +232,8 @@ def _build_server(tools: PackTools) -> Any:
         try:
             body = handler(params.arguments)
         except AffidavitError as exc:
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"affidavit: {exc}")],
-                is_error=True,
-            )
-        text = json.dumps(body, ensure_ascii=False)
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content=body
-        )
+            return error_result(f"affidavit: {exc}")
+        return json_result(body)
 
     return Server(
         "affidavit-packs",

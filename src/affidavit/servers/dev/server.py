@@ -30,6 +30,7 @@ from affidavit import __version__
 from affidavit.core.errors import AffidavitError, InputError, NotFoundError
 from affidavit.servers.dev import completions, drafting, interact, prompts, resources, tools
 from affidavit.servers.dev.gitrepo import GitRepo
+from affidavit.servers.results import error_result
 
 SERVER_NAME = "affidavit-devserver"
 DRAFT_TOOL = "draft_commit_message"
@@ -107,10 +108,10 @@ class DevServer:
         except interact.NeedInput as need:
             return need.result
         except AffidavitError as exc:
-            return _tool_error(str(exc))
+            return error_result(f"error: {exc}")
         except Exception as exc:  # a bug must not take the server down with it
             traceback.print_exc(file=sys.stderr)
-            return _tool_error(f"internal error ({type(exc).__name__}: {exc})")
+            return error_result(f"error: internal error ({type(exc).__name__}: {exc})")
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=outcome.text)]
         if notice:  # a second block, so the first stays exactly what was read
             content.append(types.TextContent(type="text", text=tools.DATA_NOTICE))
@@ -225,12 +226,6 @@ def _tool(spec: tools.ToolSpec) -> types.Tool:
             destructive_hint=spec.destructive,
             open_world_hint=False,
         ),
-    )
-
-
-def _tool_error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=f"error: {message}")], is_error=True
     )
 
 
