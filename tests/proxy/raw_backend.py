@@ -39,6 +39,11 @@ def reply(request_id, result) -> None:
     send(json.dumps({"result": result, "id": request_id, "jsonrpc": "2.0"}, indent=None))
 
 
+def fail(request_id, code: int, message: str) -> None:
+    error = {"code": code, "message": message}
+    send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}))
+
+
 def text(value: str, **extra) -> dict:
     return {"content": [{"type": "text", "text": value}], "isError": False, **extra}
 
@@ -102,15 +107,7 @@ def call(request_id, name: str, args: dict) -> None:
         event.wait(30)
         reply(request_id, text(json.dumps(_answers.pop(key, {}), sort_keys=True)))
     else:
-        send(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "error": {"code": -32602, "message": f"unknown tool {name}"},
-                }
-            )
-        )
+        fail(request_id, -32602, f"unknown tool {name}")
 
 
 def main() -> None:
@@ -161,15 +158,7 @@ def main() -> None:
             elif method == "ping":
                 reply(request_id, {})
             else:
-                send(
-                    json.dumps(
-                        {
-                            "jsonrpc": "2.0",
-                            "id": request_id,
-                            "error": {"code": -32601, "message": "Method not found"},
-                        }
-                    )
-                )
+                fail(request_id, -32601, "Method not found")
 
 
 if __name__ == "__main__":
