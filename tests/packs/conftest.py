@@ -90,6 +90,16 @@ def rsa_key(keygen: Callable[..., SshKey]) -> SshKey:
     return keygen("rsa-signer", "rsa")
 
 
+REFERENCE_RECORD_LINE = (
+    '{"record_id":"M-garden-3","role":"user","speaker":"Rowan","category":"places",'
+    '"topic":"Seedlings","statement":"the café on the corner sells seedlings on Saturdays.",'
+    '"date_first_utc":"2026-03-02T08:20:00Z","date_last_utc":"2026-03-02T08:20:00Z",'
+    '"evidence":[{"message_id":3,"date_utc":"2026-03-02T08:20:00Z",'
+    '"quote":"the café on the corner sells seedlings on Saturdays.","start":48,"end":100,'
+    '"message_sha256":"e3aebbd25f7b809dd5b0b8d55b9ad7df6566464dc2a5033d02e3c5aa7ed8eeb2"}]}'
+)
+"""The example record line of the published verified-memory format description, verbatim."""
+
 MESSAGE_TEXT = "Note {i}: the shed code changed. Also, the café sells seedlings on Saturdays."
 
 

@@ -28,6 +28,7 @@ from tests.packs._build_fixtures import (
     jsonl,
     pack_records,
 )
+from tests.packs.conftest import REFERENCE_RECORD_LINE
 from tests.support import run_cli
 
 TEXT = "Quick thing first: the shed code changed. Also, the café on the corner sells seedlings."
@@ -356,12 +357,4 @@ def test_builds_the_reference_formats_documented_example_byte_for_byte(tmp_path:
         "quotes": [{"message_id": 3, "quote": quote}],
     }
     pack = _build(tmp_path, [message], [record])
-    expected = (
-        '{"record_id":"M-garden-3","role":"user","speaker":"Rowan","category":"places",'
-        '"topic":"Seedlings","statement":"the café on the corner sells seedlings on Saturdays.",'
-        '"date_first_utc":"2026-03-02T08:20:00Z","date_last_utc":"2026-03-02T08:20:00Z",'
-        '"evidence":[{"message_id":3,"date_utc":"2026-03-02T08:20:00Z",'
-        '"quote":"the café on the corner sells seedlings on Saturdays.","start":48,"end":100,'
-        '"message_sha256":"e3aebbd25f7b809dd5b0b8d55b9ad7df6566464dc2a5033d02e3c5aa7ed8eeb2"}]}\n'
-    )
-    assert (pack / fmt.RECORDS).read_text(encoding="utf-8") == expected
+    assert (pack / fmt.RECORDS).read_text(encoding="utf-8") == REFERENCE_RECORD_LINE + "\n"

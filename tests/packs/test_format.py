@@ -10,7 +10,7 @@ import pytest
 
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackFormatError
-from tests.packs.conftest import make_record, pack_json, records_bytes
+from tests.packs.conftest import REFERENCE_RECORD_LINE, make_record, pack_json, records_bytes
 
 
 @pytest.mark.parametrize(
@@ -281,13 +281,6 @@ def test_meta_roundtrip() -> None:
 
 def test_reference_documented_record_is_accepted() -> None:
     """The example line of the verified-memory format description, as published."""
-    line = (
-        '{"record_id":"M-garden-3","role":"user","speaker":"Rowan","category":"places",'
-        '"topic":"Seedlings","statement":"the café on the corner sells seedlings on Saturdays.",'
-        '"date_first_utc":"2026-03-02T08:20:00Z","date_last_utc":"2026-03-02T08:20:00Z",'
-        '"evidence":[{"message_id":3,"date_utc":"2026-03-02T08:20:00Z",'
-        '"quote":"the café on the corner sells seedlings on Saturdays.","start":48,"end":100,'
-        '"message_sha256":"e3aebbd25f7b809dd5b0b8d55b9ad7df6566464dc2a5033d02e3c5aa7ed8eeb2"}]}'
-    )
+    line = REFERENCE_RECORD_LINE
     (record,) = fmt.parse_records(line.encode("utf-8") + b"\n")
     assert record["record_id"] == "M-garden-3"
