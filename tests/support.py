@@ -118,6 +118,14 @@ def inspector_cli(
     )
 
 
+def inspector_tool_call(tool: str, **arguments: str) -> list[str]:
+    """Inspector CLI flags for one ``tools/call`` of ``tool`` with string ``arguments``."""
+    flags = ["--method", "tools/call", "--tool-name", tool]
+    for name, value in arguments.items():
+        flags += ["--tool-arg", f"{name}={value}"]
+    return flags
+
+
 def handshake(
     client: str, *, request_id: int = 1, capabilities: Mapping[str, Any] | None = None
 ) -> list[dict[str, Any]]:

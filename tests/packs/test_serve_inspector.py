@@ -10,7 +10,7 @@ import pytest
 
 from affidavit.servers.packs import NOTICE, SEARCH_TOOL
 from tests.packs._build_fixtures import build_sample
-from tests.support import INSPECTOR, cli_env, inspector_cli
+from tests.support import INSPECTOR, cli_env, inspector_cli, inspector_tool_call
 
 
 def _inspector(pack: Path, home: Path, *args: str) -> dict:
@@ -23,8 +23,7 @@ def _inspector(pack: Path, home: Path, *args: str) -> dict:
 @pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector not installed (.ci/node-tools)")
 def test_inspector_searches(tmp_path: Path, home: Path) -> None:
     pack = build_sample(tmp_path / "pack")
-    args = ["--method", "tools/call", "--tool-name", SEARCH_TOOL, "--tool-arg", "query=cafe"]
-    found = _inspector(pack, home, *args)
+    found = _inspector(pack, home, *inspector_tool_call(SEARCH_TOOL, query="cafe"))
     assert found.get("isError") in (None, False)
     body = found["structuredContent"]
     assert json.loads(found["content"][0]["text"]) == body

@@ -11,7 +11,14 @@ import pytest
 
 from affidavit.proxy.audit import verify_log
 from tests.proxy.conftest import REPO
-from tests.support import GIT_IDENTITY, NODE_TOOLS, PYTHON, inspector_cli, mcp_client
+from tests.support import (
+    GIT_IDENTITY,
+    NODE_TOOLS,
+    PYTHON,
+    inspector_cli,
+    inspector_tool_call,
+    mcp_client,
+)
 
 
 def make_repo(path: Path) -> Path:
@@ -145,10 +152,9 @@ def test_mcp_inspector_cli_through_the_proxy(home, tmp_path):
     )
     wrapper.chmod(0o755)
     done = inspector_cli(
-        [str(wrapper), "--method", "tools/call", "--tool-name", "git_status",
-         "--tool-arg", f"repo_path={repo}"],
+        [str(wrapper), *inspector_tool_call("git_status", repo_path=str(repo))],
         proxy_env(home, GIT_IDENTITY),
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert "working tree clean" in result["content"][0]["text"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import INSPECTOR, cli_env, inspector_cli
+from tests.support import INSPECTOR, cli_env, inspector_cli, inspector_tool_call
 
 
 def inspector(repo: Path, home: Path, *args: str) -> dict:
@@ -24,14 +24,7 @@ def test_inspector_calls_a_tool(repo: Path, home: Path) -> None:
     wrote = inspector(
         repo,
         home,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "write_file",
-        "--tool-arg",
-        "path=notes/from-inspector.txt",
-        "--tool-arg",
-        "content=hello",
+        *inspector_tool_call("write_file", path="notes/from-inspector.txt", content="hello"),
     )
     assert wrote["isError"] is False
     assert wrote["structuredContent"]["path"] == "notes/from-inspector.txt"

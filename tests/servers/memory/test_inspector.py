@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 
 from affidavit.vault import Vault
 from tests.servers.memory.conftest import LIGHT
-from tests.support import INSPECTOR, inspector_cli
+from tests.support import INSPECTOR, inspector_cli, inspector_tool_call
 from tests.vault.conftest import TEST_PASSPHRASE
 
 pytestmark = pytest.mark.skipif(
@@ -83,14 +83,11 @@ def test_inspector_lists_strictly_valid_tools_and_round_trips_a_call(setup):
 
     stored = _inspector(
         setup,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "memory_store",
-        "--tool-arg",
-        "text=The Inspector round trip stored this claim.",
-        "--tool-arg",
-        "source=mcp inspector",
+        *inspector_tool_call(
+            "memory_store",
+            text="The Inspector round trip stored this claim.",
+            source="mcp inspector",
+        ),
         *fmt,
     )
     assert stored["isError"] is False
@@ -98,14 +95,7 @@ def test_inspector_lists_strictly_valid_tools_and_round_trips_a_call(setup):
     assert stored["structuredContent"]["stored"] is True
 
     found = _inspector(
-        setup,
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "memory_search",
-        "--tool-arg",
-        "query=inspector round trip",
-        *fmt,
+        setup, *inspector_tool_call("memory_search", query="inspector round trip"), *fmt
     )
     schemas["memory_search"].validate(found["structuredContent"])
     ids = [r["id"] for r in found["structuredContent"]["results"]]
