@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from tests.support import run_cli
@@ -56,3 +57,59 @@ def test_bad_search_input_is_one_clear_line(home: Path, cli_vault: dict[str, str
     assert done.returncode == 2 and "top_k" in done.stderr and "Traceback" not in done.stderr
     done = run_cli(["search", "x", "--since", "yesterday"], home, env=cli_vault)
     assert done.returncode == 2 and "YYYY-MM-DD" in done.stderr
+
+
+def test_store_takes_the_recall_options(home: Path, cli_vault: dict[str, str]) -> None:
+    def store(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli(["store", *args, "--source", "chat"], home, env=cli_vault)
+
+    first = _json(store("I prefer tabs over spaces", "--kind", "opinion", "--json"))
+    assert first["status"] == "stored" and first["data"]["kind"] == "opinion"
+    clash = store("I prefer spaces over tabs now", "--kind", "opinion")
+    assert clash.returncode == 4 and first["id"] in clash.stderr and "--supersedes" in clash.stderr
+    replaced = _json(
+        store(
+            "I prefer spaces over tabs now",
+            "--kind",
+            "opinion",
+            "--supersedes",
+            first["id"],
+            "--json",
+        )
+    )
+    assert replaced["superseded"] == [first["id"]]
+    kept = store(
+        "I prefer spaces over tabs, except in Makefiles", "--kind", "opinion", "--keep-both"
+    )
+    assert kept.returncode == 0
+    timed = _json(
+        store(
+            "The sale price is 10 euros",
+            "--expires",
+            "2w",
+            "--importance",
+            "3",
+            "--discovered",
+            "2026-01-02",
+            "--tag",
+            "Shop",
+            "--json",
+        )
+    )
+    assert timed["data"]["importance"] == 1.0 and timed["data"]["tags"] == ["shop"]
+    assert timed["data"]["discovered"] == "2026-01-02" and timed["data"]["expires"]
+    again = store("the sale price is 10 euros.")
+    assert again.returncode == 0 and again.stdout.strip() == timed["id"]
+    assert "duplicate" in again.stderr
+    found = _json(run_cli(["search", "what does the sale cost", "--json"], home, env=cli_vault))
+    assert found["results"][0]["id"] == timed["id"]
+    assert "semantic" in found["results"][0]["channels"]  # store embedded it
+    bad = store("Steps:\n- one\n- two")
+    assert bad.returncode == 2 and "store_many" in bad.stderr
+
+
+def test_status_says_whether_semantic_recall_is_on(home: Path, cli_vault: dict[str, str]) -> None:
+    on = run_cli(["status"], home, env=cli_vault)
+    assert "recall:  semantic + keyword" in on.stdout
+    off = run_cli(["status", "--json"], home, env={**cli_vault, "AFFIDAVIT_EMBEDDER": "off"})
+    assert json.loads(off.stdout)["recall"]["semantic"] is False

@@ -15,7 +15,7 @@ import secrets
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -251,33 +251,42 @@ def twofa_disable(
     stdout.print("two-factor off: the passphrase alone opens the vault", markup=False)
 
 
-def memory_item(fields: dict[str, Any]) -> NewItem:
-    """The one place ``store``'s options become a record (recall options extend ``fields``)."""
-    from affidavit.vault import NewItem
-
-    namespace = fields.pop("namespace")
-    data = {k: v for k, v in fields.items() if v not in (None, [], ())}
-    return NewItem(data=data, kind="memory", namespace=namespace)
-
-
 def store(
     text: str = typer.Argument(..., help="The memory: one claim."),
     source: str = typer.Option(..., "--source", help="Where it came from ('from chat', a file)."),
     namespace: str = typer.Option("default", "--namespace", help="The namespace to store in."),
     tag: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),  # noqa: B008
+    discovered: str | None = typer.Option(None, "--discovered", help="Learned on (YYYY-MM-DD)."),
+    expires: str | None = typer.Option(
+        None, "--expires", help="Last day it holds: a date, or 14d / 2w / 3m / 1y."
+    ),
+    importance: float | None = typer.Option(None, "--importance", help="0-1 (default 0.5)."),
+    kind: str = typer.Option("fact", "--kind", help="fact (accumulates) or opinion (replaces)."),
+    supersedes: list[str] = typer.Option(  # noqa: B008
+        [], "--supersedes", help="The id this replaces (repeat); it stays readable by id."
+    ),
+    keep_both: bool = typer.Option(
+        False, "--keep-both", help="Store an opinion beside the similar ones it conflicts with."
+    ),
+    quarantined: bool = typer.Option(False, "--quarantined", help="Warn on every recall of it."),
     as_json: bool = JSON_OPT,
 ) -> None:
-    """Store a memory; prints its new id."""
-    item = memory_item({"text": text, "source": source, "namespace": namespace, "tags": tag})
-    vault = open_vault()
-    try:
-        stored = vault.put(item)
-    finally:
-        vault.close()
-    if as_json:
-        print_json(stored.as_dict())
-    else:
-        stdout.print(stored.id, markup=False)
+    """Store a memory (embedded for semantic recall); prints its id."""
+    from affidavit.cli.recall import store_memory
+
+    fields = {
+        "text": text,
+        "source": source,
+        "namespace": namespace,
+        "tags": tag,
+        "discovered": discovered,
+        "expires": expires,
+        "importance": importance,
+        "kind": kind,
+        "supersedes": [] if keep_both else (supersedes or None),
+        "quarantined": quarantined,
+    }
+    store_memory(open_vault(), fields, as_json=as_json)
 
 
 def get(
@@ -444,6 +453,9 @@ def status(as_json: bool = JSON_OPT) -> None:
             info = vault.status()
         finally:
             vault.close()
+    from affidavit.vault.embedder import availability
+
+    info["recall"] = availability()
     if as_json:
         print_json(info)
         return
@@ -464,6 +476,12 @@ def status(as_json: bool = JSON_OPT) -> None:
             lines.append(f"auto-lock: after {info['auto_lock_minutes']} idle minutes")
     else:
         lines.append("records: sealed (run `affidavit unlock` to see counts and the audit head)")
+    recall = info["recall"]
+    lines.append(
+        f"recall:  semantic + keyword ({recall['model']})"
+        if recall["semantic"]
+        else f"recall:  keyword only ({recall['reason']})"
+    )
     for line in lines:
         stdout.print(line, markup=False)
 
