@@ -103,9 +103,12 @@ def run(
     out = _Capture(process.stdout, limit, keep)
     err = _Capture(process.stderr, limit, keep) if process.stderr is not None else None
     if stdin is not None and process.stdin is not None:
+        # A program that exits before reading all of stdin (git refusing to commit) closes the
+        # pipe; the buffered bytes then fail on write or on the flush inside close().
         with contextlib.suppress(BrokenPipeError):
             process.stdin.write(stdin)
-        process.stdin.close()
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
     timed_out = False
     try:
         process.wait(timeout=timeout)
