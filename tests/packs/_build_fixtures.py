@@ -1,7 +1,7 @@
 """Fixtures for the build, search and serve tests: the sample input and MCP helpers.
 
-Complements ``conftest.py`` (H1's keys and ``write_pack``); nothing here writes a pack by hand
-except through the real builder or ``write_pack``.
+Complements ``conftest.py`` (key fixtures and ``write_pack``); nothing here writes a pack by
+hand except through the real builder or ``write_pack``.
 """
 
 from __future__ import annotations

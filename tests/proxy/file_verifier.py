@@ -1,4 +1,6 @@
-"""A tiny verifier for relay tests (the real ones are H8's): did a file get the content?
+"""A tiny verifier for relay tests (the real ones: affidavit.proxy.verifiers).
+
+Did a file get the content it was sent?
 
 Judges the raw backend's ``write_file`` / ``lie_write`` / ``count`` tools. It looks only inside
 the roots the proxy knows; with none, it says ``unchecked``. ``SLOW_VERIFY_SECONDS`` makes

@@ -1,1 +1,1 @@
-"""crypto."""
+"""Shared cryptography: AEAD, Argon2id key slots, OpenSSH keys and SSHSIG signatures."""

@@ -1,1 +1,1 @@
-"""integrate."""
+"""MCP client config writers: install the memory server, wrap servers behind the proxy."""

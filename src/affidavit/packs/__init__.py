@@ -1,1 +1,1 @@
-"""packs."""
+"""The evidence plane: signed memory packs in the verified-memory format."""

@@ -1,6 +1,6 @@
 """The memory vault: sealed records on disk, plaintext only in RAM.
 
-Public API (H5's recall layer and H6's MCP server build on exactly this)::
+Public API (the recall layer and the memory MCP server build on exactly this)::
 
     from affidavit.vault import Vault, VaultItem, NewItem, Change, KdfParams
 
