@@ -169,3 +169,64 @@ def test_filters_never_lose_literal_matches_behind_the_candidate_budget() -> Non
     hits = index.search("alpha zeta", None, filters=Filters(namespaces=frozenset({"b"})))
     assert {h.id for h in hits} == {"f0", "f1", "f2"}
     assert {h.id for h in index.search("zeta", None, top_k=10)} == {f"r{i}" for i in range(5)}
+
+
+def _conversation(rows: list[tuple[str, str, str]]) -> RecallIndex:
+    """Keyword-only entries (id, namespace, text), saved in list order."""
+    index = RecallIndex()
+    index.add_many(
+        [(Entry(i, text, seq=n, namespace=ns), None) for n, (i, ns, text) in enumerate(rows)]
+    )
+    return index
+
+
+FILLER = [(f"f{n}", "default", f"lunch menu {word}") for n, word in enumerate("abcdef")]
+
+
+def test_a_record_saved_next_to_a_strong_hit_outranks_its_equal_elsewhere() -> None:
+    # "z-next" and "a-far" hold the same words; only the save order tells them apart (the
+    # id tie-break alone would put "a-far" first).
+    index = _conversation(
+        [
+            ("strong", "default", "kestrel migration plan agreed"),
+            ("z-next", "default", "the window opens at noon"),
+            *FILLER,
+            ("a-far", "default", "the window opens at noon"),
+        ]
+    )
+    found = [h.id for h in index.search("kestrel window opens", None, top_k=3)]
+    assert set(found) == {"strong", "z-next", "a-far"}
+    assert found.index("z-next") < found.index("a-far")
+
+
+def test_locality_never_surfaces_a_record_without_evidence_of_its_own() -> None:
+    index = _conversation([("strong", "default", "kestrel migration plan agreed"), *FILLER[:2]])
+    assert [h.id for h in index.search("kestrel", None, top_k=5)] == ["strong"]
+
+
+def test_locality_stays_within_a_namespace() -> None:
+    index = _conversation(
+        [
+            ("strong", "work", "kestrel migration plan agreed"),
+            ("z-next", "home", "the window opens at noon"),
+            *FILLER,
+            ("a-far", "home", "the window opens at noon"),
+        ]
+    )
+    found = [h.id for h in index.search("kestrel window opens", None, top_k=3)]
+    assert found.index("a-far") < found.index("z-next")
+
+
+def test_locality_stays_within_a_day() -> None:
+    index = RecallIndex()
+    rows = [
+        ("strong", "2026-05-01", "kestrel migration plan agreed"),
+        ("z-next", "2026-05-02", "the window opens at noon"),
+        *((i, "2026-05-02", text) for i, _, text in FILLER),
+        ("a-far", "2026-05-02", "the window opens at noon"),
+    ]
+    index.add_many(
+        [(Entry(i, text, seq=n, discovered=day), None) for n, (i, day, text) in enumerate(rows)]
+    )
+    found = [h.id for h in index.search("kestrel window opens", None, top_k=3)]
+    assert found.index("a-far") < found.index("z-next")
