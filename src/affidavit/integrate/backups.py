@@ -17,6 +17,7 @@ from pathlib import Path
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir, write_atomic
 from affidavit.core.canonical import sha256_hex
+from affidavit.core.clock import utc_iso
 from affidavit.core.errors import IntegrityError
 from affidavit.core.paths import affidavit_home
 
@@ -105,5 +106,5 @@ def make_record(
         backup=None if backup_path is None else str(backup_path),
         before_sha256=None if before is None else sha256_hex(before),
         after_sha256=sha256_hex(after),
-        at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        at=utc_iso(timespec="seconds"),
     )

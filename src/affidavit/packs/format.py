@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from affidavit.core.clock import utc_iso
 from affidavit.packs.errors import PackFormatError
 
 RECORDS = "records.jsonl"
@@ -93,7 +94,7 @@ def parse_utc(text: Any) -> datetime:
 
 def format_utc(moment: datetime) -> str:
     """A UTC time in the pack's canonical spelling, whole seconds: ``2026-03-02T08:20:00Z``."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_iso(moment, timespec="seconds")
 
 
 def _utc_field(container: dict[str, Any], field: str) -> str:

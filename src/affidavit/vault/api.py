@@ -16,11 +16,11 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from affidavit.core import paths
+from affidavit.core.clock import utc_iso
 from affidavit.core.errors import (
     AuthError,
     ConflictError,
@@ -51,7 +51,7 @@ _KEEP: Any = object()
 
 def now_iso() -> str:
     """The current UTC time as ``saved_at`` writes it (milliseconds, ``Z``)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso()
 
 
 def new_id() -> str:

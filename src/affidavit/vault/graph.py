@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.vault.items import VaultItem
 
@@ -42,7 +43,7 @@ def parse_moment(value: Any, name: str) -> str | None:
     if value is None or value == "":
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, UTC).isoformat().replace("+00:00", "Z")
+        return utc_iso(datetime.fromtimestamp(value, UTC), timespec="auto")
     if isinstance(value, str):
         try:
             datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -40,10 +40,10 @@ import re
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.vault import graph, lifecycle, ranking
 from affidavit.vault import memory as model
@@ -225,7 +225,7 @@ class Memory:
             vectors = self._embed([c.text for c in claims])
             results: list[dict[str, Any] | None] = [None] * len(claims)
             new: list[tuple[int, NewItem]] = []
-            now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+            now = utc_iso(timespec="seconds")
             repeats: dict[int, int] = {}  # item -> earlier new item of the batch it repeats
             for i, claim in enumerate(claims):
                 qv = vectors[i][0] if vectors is not None else None

@@ -23,9 +23,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from affidavit.core.clock import utc_iso
 
 ENTRY_POINT_GROUP = "affidavit.verifiers"
 
@@ -40,7 +41,7 @@ class Verdict(enum.StrEnum):
 
 def utc_now() -> str:
     """The current instant as UTC ISO 8601 with a ``Z`` (evidence timestamps)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso()
 
 
 @dataclass(frozen=True)
