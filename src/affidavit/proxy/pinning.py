@@ -122,16 +122,6 @@ class PinStore:
         return changes
 
 
-def pending_changes(path: Path) -> dict[str, dict[str, Any]]:
-    """``{backend: {tool: pending record}}`` for every definition waiting for trust."""
-    data = _read(path)
-    return {
-        backend: dict(entry.get("pending", {}))
-        for backend, entry in data["backends"].items()
-        if entry.get("pending")
-    }
-
-
 def trust(path: Path, tools: set[str] | None = None, backend: str | None = None) -> list[Change]:
     """Accept pending definitions (all, or only ``tools`` / ``backend``); return what changed."""
     if not path.exists():
