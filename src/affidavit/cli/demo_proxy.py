@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from affidavit.cli.output import stdout
 from affidavit.core.errors import IntegrityError
@@ -56,7 +56,14 @@ def _require(condition: bool, what: str) -> None:
 
 
 async def _session(workdir: Path, repo: Path, audit: Path) -> None:
+    with (workdir / "proxy-stderr.log").open("w", encoding="utf-8") as proxy_log:
+        await _drive(workdir, repo, audit, proxy_log)
+
+
+async def _drive(workdir: Path, repo: Path, audit: Path, proxy_log: TextIO) -> None:
+    """The three calls; the proxy's own stderr (its receipt lines) goes to ``proxy_log``."""
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(
         command=sys.executable,
@@ -80,7 +87,7 @@ async def _session(workdir: Path, repo: Path, audit: Path) -> None:
         env={**os.environ, **_GIT_ID},
         cwd=str(workdir),
     )
-    async with Client(params, mode="legacy") as client:
+    async with Client(stdio_client(params, errlog=proxy_log), mode="legacy") as client:
         old_head = _git(repo, "rev-parse", "HEAD")
         lie = await client.call_tool(
             "git_commit", {"repo_path": str(repo), "message": "Add the changelog"}
