@@ -230,3 +230,102 @@ def test_locality_stays_within_a_day() -> None:
     )
     found = [h.id for h in index.search("kestrel window opens", None, top_k=3)]
     assert found.index("a-far") < found.index("z-next")
+
+
+def test_the_reply_to_a_matching_question_outranks_its_equal_elsewhere() -> None:
+    # "z-reply" and "a-far" hold the same words; only z-reply answers the question saved
+    # just before it (the id tie-break alone would put "a-far" first).
+    index = _conversation(
+        [
+            ("asked", "default", "how long have you been married to kestrel?"),
+            ("z-reply", "default", "five years already, time flies"),
+            *FILLER,
+            ("a-far", "default", "five years already, time flies"),
+        ]
+    )
+    found = [h.id for h in index.search("married to kestrel five years", None, top_k=3)]
+    assert found.index("z-reply") < found.index("a-far")
+    assert (
+        "context"
+        in next(h for h in index.search("kestrel years", None) if h.id == "z-reply").channels
+    )
+
+
+def test_a_reply_gains_more_from_the_question_it_answers_than_from_a_statement() -> None:
+    def reply_score(first: str) -> float:
+        index = _conversation([("first", "default", first), ("reply", "default", "five years")])
+        return next(h.score for h in index.search("kestrel five", None) if h.id == "reply")
+
+    asked = reply_score("how long is kestrel?")
+    stated = reply_score("kestrel is long")
+    assert asked > stated
+
+
+def test_a_reply_without_evidence_of_its_own_never_surfaces() -> None:
+    index = _conversation(
+        [("asked", "default", "what does kestrel cost?"), ("reply", "default", "ten euros")]
+    )
+    assert [h.id for h in index.search("kestrel", None, top_k=5)] == ["asked"]
+
+
+def test_a_question_ranks_below_a_statement_of_the_same_words() -> None:
+    index = _conversation(
+        [
+            ("a-question", "default", "the kestrel window opens at noon?"),
+            *FILLER,
+            ("z-statement", "default", "the kestrel window opens at noon"),
+        ]
+    )
+    assert [h.id for h in index.search("kestrel window", None, top_k=2)] == [
+        "z-statement",
+        "a-question",
+    ]
+
+
+def _dated(rows: list[tuple[str, str | None, str]]) -> RecallIndex:
+    """Keyword-only entries (id, discovered, text) saved far apart (no locality)."""
+    index = RecallIndex()
+    index.add_many(
+        [
+            (Entry(i, text, seq=10 * n, discovered=day, saved_at="2026-12-01T10:00:00Z"), None)
+            for n, (i, day, text) in enumerate(rows)
+        ]
+    )
+    return index
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("where was the kestrel offsite on May 3, 2023?", "may-3"),
+        ("where was the kestrel offsite in June 2023?", "june"),
+        ("where was the kestrel offsite in 2024?", "y2024"),
+        ("where was the kestrel offsite on 2023-05-03?", "may-3"),
+    ],
+)
+def test_a_question_naming_a_date_favours_memories_from_then(question: str, expected: str) -> None:
+    index = _dated(
+        [
+            ("a-first", "2022-01-10", "the kestrel offsite was in Lisbon"),
+            ("may-3", "2023-05-03", "the kestrel offsite was in Porto"),
+            ("june", "2023-06-20", "the kestrel offsite was in Faro"),
+            ("y2024", "2024-02-01", "the kestrel offsite was in Braga"),
+        ]
+    )
+    hits = index.search(question, None, top_k=4)
+    assert hits[0].id == expected
+    assert "date" in hits[0].channels
+    undated = index.search("where was the kestrel offsite?", None, top_k=4)
+    assert undated[0].id == "a-first"  # equal evidence: the id tie-break
+
+
+def test_a_date_alone_never_surfaces_a_memory() -> None:
+    index = _dated([("hit", None, "kestrel lives in Porto"), ("then", "2023-05-03", "lunch menu")])
+    assert [h.id for h in index.search("kestrel on May 3, 2023", None)] == ["hit"]
+
+
+def test_a_memory_without_a_discovered_date_is_dated_by_its_save() -> None:
+    index = _dated(
+        [("a-old", "2025-01-01", "kestrel in Porto"), ("saved", None, "kestrel in Faro")]
+    )
+    assert index.search("kestrel in December 2026", None, top_k=2)[0].id == "saved"

@@ -3,7 +3,7 @@
 The two channels are independent evidence, combined as a soft OR in log-odds space::
 
     P(relevant) = 1 - (1 - p_vec)(1 - p_lex)
-    evidence    = -W_VEC * log(1 - p_vec) - W_LEX * log(1 - p_lex) + rank agreement
+    evidence    = (-W_VEC * log(1 - p_vec) - W_LEX * log(1 - p_lex)) * own + context
 
 - ``p_vec`` maps the best-window cosine through fixed bounds (an L2-normalised encoder's
   cosines are comparable across questions; per-query min-max would promote the best hit of
@@ -13,9 +13,16 @@ The two channels are independent evidence, combined as a soft OR in log-odds spa
   that a record contains, against at least the information of one unique term, so a term
   unique to one memory is near-conclusive and a term in a tenth of the vault is almost
   nothing, whatever its BM25.
-- Conversation locality: a candidate gains a small share of the evidence of the memory
-  saved next to it on the same day (:data:`W_NEIGHBOR`); only candidates gain, so a record
+- A record that asks a question holds no claim, so its own evidence counts
+  :data:`QUESTION_DAMP` of a statement's (``own``).
+- Conversation context: a candidate gains a small share of the evidence of the memory
+  saved next to it on the same day (:data:`W_NEIGHBOR`), and a larger share
+  (:data:`W_ANSWER`) when that memory is the question it replies to: in a conversation the
+  reply holds what the question's words point at. Only candidates gain, so a record
   without evidence of its own never surfaces.
+- A question that names a day, month or year (:mod:`affidavit.vault.when`) multiplies the
+  evidence of candidates discovered inside it by ``1 + W_DATE``; a date alone is never
+  evidence.
 - Priors multiply, so they reorder matches and never surface a non-match: importance
   centred on the 0.5 default, and for opinions a bonus halving every
   :data:`OPINION_HALF_LIFE_DAYS` since the last re-affirmation.
@@ -40,6 +47,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from affidavit.vault import when
 from affidavit.vault.index import KeywordIndex, VectorIndex, query_terms
 
 if TYPE_CHECKING:
@@ -48,12 +56,15 @@ if TYPE_CHECKING:
 
 # Figures below: LoCoMo categories 1-4, turn-level recall@5 / recall@10 / session
 # group_hit@5 (python benchmarks/locomo.py; one-at-a-time sweeps in docs/recall.md,
-# "Tuning"). Final values: 0.602 / 0.684 / 0.897; BM25 in the same run 0.471 / 0.558 / 0.835.
+# "Tuning"). Final values: see docs/recall.md; BM25 in the same run 0.471 / 0.558 / 0.835.
+# A rank-agreement (reciprocal rank) term was removed with the context rules: without it
+# the earlier settings scored 0.606 / 0.687 / 0.896, with it 0.602 / 0.684 / 0.897.
 
 # --- channel weights --------------------------------------------------------------------
 #: Weight of the semantic channel. 0.75/0.25 (the reference vault's split) gave 0.499 /
 #: 0.591 / 0.809 here, 0.4/0.6 gave 0.578 / 0.661 / 0.890, 0.3/0.7 the best 0.585 / 0.668 /
 #: 0.896, 0.2/0.8 0.583 / 0.664 / 0.896: with MiniLM the literal channel is the stronger one.
+#: With the context rules 0.4/0.6 gave 0.672 / 0.741 / 0.904, 0.2/0.8 0.672 / 0.746 / 0.913.
 W_VEC = 0.3
 #: Weight of the literal channel. Its ceiling W_LEX * -log(1 - LEX_CAP) = 4.8 stays above the
 #: semantic ceiling W_VEC * -log(1 - VEC_CAP) = 0.64, so a conclusive literal match always
@@ -64,6 +75,7 @@ W_LEX = 0.7
 #: Cosine at which semantic evidence starts. 0.15 gave 0.587 / 0.669, 0.25 0.585 / 0.668,
 #: 0.35 0.584 / 0.664: flat, so the value that keeps the "unrelated question returns nothing"
 #: test passing with margin (sourdough vs ops memories: MiniLM cosines 0.0-0.2) wins.
+#: With the context rules 0.15 / 0.35 gave 0.679 / 0.744 / 0.909 and 0.670 / 0.739 / 0.910.
 VEC_LO = 0.25
 #: Cosine treated as near-certain. 0.7 lost 0.013 recall@5 (0.572) against 0.85.
 VEC_HI = 0.85
@@ -73,10 +85,11 @@ VEC_CAP = 0.88
 # --- literal channel --------------------------------------------------------------------
 #: Ceiling of p_lex: a record holding every informative term of the question.
 LEX_CAP = 0.999
-#: A term in more than this share of records is dropped from the literal channel. 0.03 cost
-#: 0.016 recall@5 (0.569); 0.3 gave 0.5855 vs 0.585 at 0.10 but fetches 3x the postings at
-#: 100k records (benchmarks/vault.py search p95), so 0.10 stays.
-COMMON_SHARE = 0.10
+#: A term in more than this share of records is dropped from the literal channel. 0.1 / 0.3
+#: gave 0.673 / 0.748 / 0.911 and 0.679 / 0.750 / 0.914 (before the context rules, 0.03
+#: cost 0.016 recall@5); 0.3 equals 0.2 but fetches more postings at 100k records
+#: (benchmarks/vault.py search p95).
+COMMON_SHARE = 0.20
 #: The share rule only applies from this many records; below it every term counts.
 COMMON_MIN_RECORDS = 50
 #: Postings of the rarest terms, up to this many records, create literal candidates; more
@@ -94,24 +107,29 @@ to was we were what when where which who whom why will with would you your about
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 
-# --- rank agreement ---------------------------------------------------------------------
-#: Reciprocal-rank residue weight: 0 gave 0.5851, 0.1 0.5853, 0.2 0.583; kept small, as a
-#: tie-breaker between records both channels agree on.
-W_RRF = 0.10
-#: Reciprocal-rank damping (the usual RRF constant scaled to a 10-result page).
-RRF_K = 20
-
-# --- conversation locality --------------------------------------------------------------
-#: Share of the strongest adjacent candidate's evidence (the memory saved just before or
+# --- conversation context ---------------------------------------------------------------
+# Each row below changes one constant from the final values (0.678 / 0.750 / 0.914), with
+# the in-process sweep over the same ranking code and cached vectors (docs/recall.md).
+#: Share of the stronger adjacent candidate's own evidence (the memory saved just before or
 #: after, same namespace, same ``discovered`` day) that a candidate gains: memories written
-#: next to each other are often about one thing. 0 gave 0.5853 / 0.6675 / 0.8968, 0.1
-#: 0.6018 / 0.6844 / 0.8968, 0.2 0.618 / 0.694 / 0.892. Without the same-day rule, 0.05 /
-#: 0.1 / 0.15 / 0.25 / 0.5 gave recall@5 0.595 / 0.601 / 0.610 / 0.622 / 0.629 but
-#: group_hit@5 fell (0.894 / 0.896 / 0.896 / 0.889 / 0.877): a run across a session
-#: boundary crowds the page with one session. docs/recall.md, "Tuning".
-W_NEIGHBOR = 0.1
-#: Saves either side that count as adjacent (not swept: the next turn is the usual answer).
-NEIGHBOR_SPAN = 1
+#: next to each other are often about one thing. 0 / 0.1 / 0.2 gave 0.673 / 0.748 / 0.916,
+#: 0.680 / 0.751 / 0.909, 0.678 / 0.753 / 0.907: more crowds the page with one session.
+#: (Before W_ANSWER, 0 -> 0.1 had lifted 0.585 -> 0.602 recall@5 on its own.)
+W_NEIGHBOR = 0.05
+#: Share of a question's own evidence that the memory saved right after it (same namespace,
+#: same day) gains: the reply holds what the question's words point at ("How long have you
+#: been married?" -> "5 years already!"). 0 / 0.2 / 0.4 / 0.8 gave recall@5 0.627 / 0.661 /
+#: 0.671 / 0.676 and recall@10 0.710 / 0.734 / 0.747 / 0.744.
+W_ANSWER = 0.6
+#: Own-evidence factor of a record that ends in a question mark: it asks rather than states,
+#: repeating the words of what it asks about. 1 / 0.8 / 0.4 gave 0.672 / 0.746 / 0.910,
+#: 0.679 / 0.750 / 0.912, 0.672 / 0.739 / 0.910.
+QUESTION_DAMP = 0.6
+#: A candidate discovered (else saved) inside a day, month or year the question names counts
+#: its evidence (1 + W_DATE) times; 13% of LoCoMo's questions name one. 0 / 0.5 / 1 / 3 gave
+#: 0.656 / 0.730 / 0.893, 0.669 / 0.745 / 0.908, 0.677 / 0.750 / 0.913, 0.678 / 0.753 /
+#: 0.912.
+W_DATE = 1.5
 
 # --- priors -----------------------------------------------------------------------------
 #: Importance prior: final *= 1 + W_IMP * (2 * importance - 1). 0.15 reorders near-ties
@@ -422,6 +440,7 @@ class RecallIndex:
         now = now or datetime.now(UTC)
         want = top_k if top_k is not None else ADAPTIVE_CAP
         literal = self._lexical(question)
+        dates = when.spans(question)
         pool: int | None = POOL_START
         hits: list[Hit] = []
         for attempt in range(POOL_WIDENINGS + 1):
@@ -430,7 +449,7 @@ class RecallIndex:
             semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
             lexical = literal.p_lex(None if exhausted else semantic.keys())
-            hits = self._rank(semantic, lexical, filters, now, exclude, want)
+            hits = self._rank(semantic, lexical, dates, filters, now, exclude, want)
             if pool is None or len(hits) >= want or exhausted or not filters.active():
                 break
             pool = pool * POOL_GROWTH
@@ -440,83 +459,80 @@ class RecallIndex:
         self,
         semantic: dict[int, float],
         lexical: dict[int, float],
+        dates: tuple[when.Span, ...],
         filters: Filters,
         now: datetime,
         exclude: frozenset[str],
         want: int,
     ) -> list[Hit]:
         pv = {slot: p for slot, c in semantic.items() if (p := p_vec(c)) > 0}
-        vec_rank = _ranks(pv)
-        lex_rank = _ranks({s: p for s, p in lexical.items() if p > 0})
+        raw: dict[int, tuple[float, float]] = {}
+        for slot in pv.keys() | {s for s, p in lexical.items() if p > 0}:
+            if slot in self._by_slot:
+                s_vec = -W_VEC * math.log1p(-pv.get(slot, 0.0))
+                raw[slot] = (s_vec, -W_LEX * math.log1p(-lexical.get(slot, 0.0)))
+        context = self._context(raw)
+        dated = {slot for slot in raw if _dated(self._by_slot[slot], dates)} if dates else set()
         parts: dict[int, tuple[float, float, float]] = {}
-        for slot in vec_rank.keys() | lex_rank.keys():
-            s_vec = -W_VEC * math.log1p(-pv.get(slot, 0.0))
-            s_lex = -W_LEX * math.log1p(-lexical.get(slot, 0.0))
-            residue = (
-                W_RRF
-                * RRF_K
-                * (
-                    (1.0 / (RRF_K + vec_rank[slot]) if slot in vec_rank else 0.0)
-                    + (1.0 / (RRF_K + lex_rank[slot]) if slot in lex_rank else 0.0)
-                )
-            )
-            parts[slot] = (s_vec, s_lex, residue)
-        if W_NEIGHBOR > 0:
-            parts = self._with_neighbours(parts)
+        for slot, (s_vec, s_lex) in raw.items():
+            own = QUESTION_DAMP if self._by_slot[slot].text.rstrip().endswith("?") else 1.0
+            gain = 1.0 + W_DATE if slot in dated else 1.0
+            parts[slot] = (s_vec * own * gain, s_lex * own * gain, context[slot] * gain)
         totals = {slot: sum(p) for slot, p in parts.items()}
         order = sorted(totals, key=totals.__getitem__, reverse=True)
         budget = want * SCORE_BUDGET_FACTOR + SCORE_BUDGET_EXTRA
         hits: list[Hit] = []
         for slot in order:
-            entry = self._by_slot.get(slot)
-            if entry is None or entry.id in exclude or not filters.admits(entry):
+            entry = self._by_slot[slot]
+            if entry.id in exclude or not filters.admits(entry):
                 continue
-            s_vec, s_lex, residue = parts[slot]
+            s_vec, s_lex, shared = parts[slot]
             share = self._share_after(entry, filters.namespaces)
-            score = (aged(s_vec, share) + s_lex + residue) * prior(
+            score = (aged(s_vec, share) + s_lex + shared) * prior(
                 entry.importance, entry.kind, entry.affirmed, now
             )
             pvs, pls = pv.get(slot, 0.0), lexical.get(slot, 0.0)
             channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
-            hits.append(
-                Hit(
-                    entry.id, score, s_vec + s_lex + residue, pvs, pls, semantic.get(slot), channels
-                )
-            )
+            if shared > 0:
+                channels.append("context")
+            if slot in dated:
+                channels.append("date")
+            hits.append(Hit(entry.id, score, totals[slot], pvs, pls, semantic.get(slot), channels))
             if len(hits) >= budget:
                 break
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
-    def _with_neighbours(
-        self, parts: dict[int, tuple[float, float, float]]
-    ) -> dict[int, tuple[float, float, float]]:
-        """Add W_NEIGHBOR of the best adjacent candidate's evidence to each candidate's residue.
+    def _context(self, raw: dict[int, tuple[float, float]]) -> dict[int, float]:
+        """Each candidate's share of its conversation neighbours' own evidence.
 
-        Only candidates gain (a record with no evidence of its own never surfaces), and the
-        share is of the neighbour's own evidence, so it does not compound along a run.
+        The neighbours are the memories saved just before and after it in the same
+        namespace on the same day: W_NEIGHBOR of the stronger one, and W_ANSWER of the one
+        before when that one asks a question (this candidate is its reply). Only candidates
+        gain (a record with no evidence of its own never surfaces), and the share is of the
+        neighbour's own evidence, so it does not compound along a run.
         """
         if self._slot_of_seq is None:
             self._slot_of_seq = {e.seq: e.slot for e in self._entries.values()}
-        totals = {slot: sum(p) for slot, p in parts.items()}
-        out: dict[int, tuple[float, float, float]] = {}
-        for slot, (s_vec, s_lex, residue) in parts.items():
-            entry = self._by_slot.get(slot)
-            best = 0.0
-            if entry is not None:
-                for step in range(1, NEIGHBOR_SPAN + 1):
-                    for seq in (entry.seq - step, entry.seq + step):
-                        other = self._slot_of_seq.get(seq)
-                        if other is None or other not in totals:
-                            continue
-                        near = self._by_slot[other]
-                        same = (near.namespace, near.discovered) == (
-                            entry.namespace,
-                            entry.discovered,
-                        )
-                        if same:
-                            best = max(best, totals[other])
-            out[slot] = (s_vec, s_lex, residue + W_NEIGHBOR * best)
+        own = {slot: s_vec + s_lex for slot, (s_vec, s_lex) in raw.items()}
+        out: dict[int, float] = {}
+        for slot in raw:
+            entry = self._by_slot[slot]
+            near, asked = 0.0, 0.0
+            for seq in (entry.seq - 1, entry.seq + 1):
+                other = self._slot_of_seq.get(seq)
+                if other is None or other not in own:
+                    continue
+                neighbour = self._by_slot[other]
+                if (neighbour.namespace, neighbour.discovered) != (
+                    entry.namespace,
+                    entry.discovered,
+                ):
+                    continue
+                near = max(near, own[other])
+                if seq < entry.seq and "?" in neighbour.text:
+                    asked = own[other]
+            out[slot] = W_NEIGHBOR * near + W_ANSWER * asked
         return out
 
     @staticmethod
@@ -534,12 +550,7 @@ class RecallIndex:
         return [self._by_slot[s].id for s, _ in self.keyword.bm25(question, limit)]
 
 
-def _ranks(scores: dict[int, float]) -> dict[int, int]:
-    """Competition ranks (ties share a rank, so equal evidence gets equal residue)."""
-    order = sorted(scores, key=scores.__getitem__, reverse=True)
-    ranks: dict[int, int] = {}
-    for position, slot in enumerate(order, start=1):
-        previous = order[position - 2] if position > 1 else None
-        tied = previous is not None and scores[previous] == scores[slot]
-        ranks[slot] = ranks[previous] if tied and previous is not None else position
-    return ranks
+def _dated(entry: Entry, dates: tuple[when.Span, ...]) -> bool:
+    """Whether a memory was discovered (else saved) inside a span the question names."""
+    day = entry.discovered or entry.saved_at[:10] or None
+    return any(span.contains(day) for span in dates)
