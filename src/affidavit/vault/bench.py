@@ -66,7 +66,7 @@ def read_jsonl(path: Path, what: str, required: Mapping[str, type]) -> list[dict
 
 
 @dataclass
-class _Tally:
+class Tally:
     """Per-query metric values for one system, averaged at the end."""
 
     ks: Sequence[int]
@@ -97,15 +97,15 @@ class _Tally:
 class _Scores:
     ks: Sequence[int]
     scored: set[str] | None
-    overall: dict[str, _Tally] = field(default_factory=dict)
-    by_category: dict[str, dict[str, _Tally]] = field(default_factory=dict)
+    overall: dict[str, Tally] = field(default_factory=dict)
+    by_category: dict[str, dict[str, Tally]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
 
     def add(self, system: str, category: str, *args: Any) -> None:
         if self.scored is None or category in self.scored:
-            self.overall.setdefault(system, _Tally(self.ks)).add(*args)
+            self.overall.setdefault(system, Tally(self.ks)).add(*args)
         cat = self.by_category.setdefault(category, {})
-        cat.setdefault(system, _Tally(self.ks)).add(*args)
+        cat.setdefault(system, Tally(self.ks)).add(*args)
 
 
 def run(
