@@ -95,6 +95,33 @@ def test_supersedes_on_a_fact_is_a_correction(memory: Memory) -> None:
         memory.store(text="Another fact entirely", source="s", supersedes=["nope"])
 
 
+def test_a_write_whose_amendment_fails_stores_nothing(memory: Memory) -> None:
+    vault = memory.vault
+    gone = store(memory, "The lab opens at nine")
+    vault.forget(gone)
+    before = vault.seq
+    with pytest.raises(NotFoundError):
+        vault.put_many(
+            [NewItem({"text": "The lab opens at ten", "source": "s"})],
+            amend={gone: {"superseded_by": "x"}},
+        )
+    assert vault.seq == before
+    assert not ids(memory.search("lab opens at ten", top_k=5))
+
+
+def test_one_batch_cannot_supersede_a_memory_twice(memory: Memory) -> None:
+    old = store(memory, "The build takes nine minutes")
+    batch = [
+        {"text": "The build takes eight minutes", "source": "ci", "supersedes": [old]},
+        {"text": "The build takes seven minutes", "source": "ci", "supersedes": [old]},
+    ]
+    before = memory.vault.seq
+    with pytest.raises(InputError, match=r"item 1: .* superseded by item 0"):
+        memory.store_many(batch)
+    assert memory.vault.seq == before
+    assert "superseded_by" not in memory.get(old)
+
+
 def test_expired_memories_leave_reads_and_are_swept_on_the_next_write(memory: Memory) -> None:
     vault = memory.vault
     gone = vault.put(

@@ -14,7 +14,7 @@ import gc
 import os
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -453,15 +453,22 @@ class Vault:
         return self.put_many([item])[0]
 
     def put_many(
-        self, items: Sequence[NewItem], *, progress: Callable[[int, int], None] | None = None
+        self,
+        items: Sequence[NewItem],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        amend: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> list[VaultItem]:
         """Store a batch in one transaction: all or nothing, every item validated first.
 
         Items with an ``id`` (imports) are idempotent: an identical live record is returned
         as is; a different record under that id, or a forgotten one, is a ConflictError.
         ``progress(done, total)`` is called while the batch is sealed (for long imports).
+        ``amend`` maps live record ids to fields merged into their data in the same
+        transaction (a correction marks what it replaces), so a crash never leaves one
+        without the other; a record in ``amend`` that is no longer live fails the batch.
         """
-        stored = self._put_many(items, skip_forgotten=False, progress=progress)
+        stored = self._put_many(items, skip_forgotten=False, progress=progress, amend=amend)
         return [it for it in stored if it is not None]
 
     def _put_many(
@@ -470,6 +477,7 @@ class Vault:
         *,
         skip_forgotten: bool,
         progress: Callable[[int, int], None] | None,
+        amend: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> list[VaultItem | None]:
         vault_id = self.vault_id
         prepared: list[tuple[str, NewItem, Payload, bytes, bytes]] = []
@@ -522,6 +530,8 @@ class Vault:
                         "remove that row from the batch or give it a new id",
                     )
                 writes.append(_Write(rid, "create", LIVE, record_key, blob, payload))
+            for rid, fields in (amend or {}).items():
+                writes.append(self._revision(rid, {**self.get(rid).data, **fields}, _KEEP))
             return writes
 
         written = self._write(plan)
@@ -555,23 +565,24 @@ class Vault:
         ``saved_at``, kind and namespace are kept; the old ciphertext is overwritten.
         """
 
-        def plan() -> list[_Write]:
-            current = self.get(item_id)
-            vec = current.vector if vector is _KEEP else vector
-            check.check_item(current.kind, current.namespace, data, vec)
-            payload = Payload(
-                current.kind,
-                current.namespace,
-                current.saved_at,
-                data,
-                bytes(vec) if vec is not None else None,
-            )
-            record_key, blob = envelope.seal_payload(
-                self.vault_id, item_id, envelope.encode_payload(payload)
-            )
-            return [_Write(item_id, "update", LIVE, record_key, blob, payload)]
+        return self._write(lambda: [self._revision(item_id, data, vector)])[item_id]
 
-        return self._write(plan)[item_id]
+    def _revision(self, item_id: str, data: dict[str, Any], vector: Any) -> _Write:
+        """The write that re-seals a live record with new data (planned inside a transaction)."""
+        current = self.get(item_id)
+        vec = current.vector if vector is _KEEP else vector
+        check.check_item(current.kind, current.namespace, data, vec)
+        payload = Payload(
+            current.kind,
+            current.namespace,
+            current.saved_at,
+            data,
+            bytes(vec) if vec is not None else None,
+        )
+        record_key, blob = envelope.seal_payload(
+            self.vault_id, item_id, envelope.encode_payload(payload)
+        )
+        return _Write(item_id, "update", LIVE, record_key, blob, payload)
 
     def forget(self, item_id: str, *, shred: bool = False) -> None:
         """Take a record out of the live set; with ``shred``, destroy its key and ciphertext.

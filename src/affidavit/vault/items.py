@@ -38,7 +38,8 @@ class VaultItem:
 
 @dataclass(frozen=True, slots=True)
 class NewItem:
-    """A record to store. ``id`` and ``saved_at`` are set only by import (kept as given)."""
+    """A record to store. ``saved_at`` is set only by import; ``id`` by import, or by a
+    caller that must name the record in the same write (a correction), else generated."""
 
     data: dict[str, Any]
     kind: str = "memory"

@@ -47,6 +47,7 @@ from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.vault import graph, lifecycle, ranking
 from affidavit.vault import memory as model
+from affidavit.vault.api import new_id
 from affidavit.vault.embedder import (
     Embedder,
     describe,
@@ -220,8 +221,16 @@ class Memory:
                 if not isinstance(fields, Mapping):
                     raise InputError(f"{where}a memory must be an object")
                 claims.append(model.build_claim(fields, max_chars=limit, where=where))
+            replaced: dict[str, int] = {}  # superseded id -> the item that replaces it
             for i, claim in enumerate(claims):
-                self._check_supersedes(claim, f"item {i}: " if len(claims) > 1 else "")
+                where = f"item {i}: " if len(claims) > 1 else ""
+                self._check_supersedes(claim, where)
+                for old in claim.supersedes or ():
+                    if replaced.setdefault(old, i) != i:
+                        raise InputError(
+                            f"{where}{old} is superseded by item {replaced[old]} already",
+                            "let one memory of the batch replace it",
+                        )
             vectors = self._embed([c.text for c in claims])
             results: list[dict[str, Any] | None] = [None] * len(claims)
             new: list[tuple[int, NewItem]] = []
@@ -240,10 +249,19 @@ class Memory:
                     repeats[i] = earlier
                     continue
                 vector = vector_to_bytes(vectors[i]) if vectors is not None else None
-                new.append((i, NewItem(claim.data(now), MEMORY, claim.namespace, vector)))
-            stored = self.vault.put_many([it for _, it in new]) if new else []
+                # A correction knows its id before the write, so the record it replaces is
+                # marked in the same transaction (a crash never leaves both live).
+                rid = new_id() if claim.supersedes else None
+                new.append((i, NewItem(claim.data(now), MEMORY, claim.namespace, vector, id=rid)))
+            amend = {
+                old: {"superseded_by": item.id}
+                for i, item in new
+                if item.id is not None
+                for old in claims[i].supersedes or ()
+            }
+            stored = self.vault.put_many([it for _, it in new], amend=amend) if new else []
             for (i, _), item in zip(new, stored, strict=True):
-                superseded = self._supersede(item, claims[i].supersedes or ())
+                superseded = list(claims[i].supersedes or ())
                 results[i] = {"id": item.id, "status": "stored", "superseded": superseded}
             for i, j in repeats.items():
                 first = results[j]
@@ -351,14 +369,6 @@ class Memory:
                     "superseded": [],
                 }
         return None
-
-    def _supersede(self, new: VaultItem, old_ids: Sequence[str]) -> list[str]:
-        done = []
-        for old_id in old_ids:
-            old = self.vault.get(old_id)
-            self.vault.update(old_id, {**old.data, "superseded_by": new.id})
-            done.append(old_id)
-        return done
 
     def import_rows(
         self,
