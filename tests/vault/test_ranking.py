@@ -125,6 +125,18 @@ def test_filters_never_lose_matches_behind_the_pool() -> None:
     assert {h.id for h in hits} == targets
 
 
+def test_the_kind_filter_fills_the_page_from_behind_the_facts() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [(Entry(f"fact{i}", f"kestrel deploy step {i}", seq=i), None) for i in range(30)]
+        + [(Entry("opinion", "kestrel deploys feel slow", seq=40, kind="opinion"), None)]
+        + [(Entry(f"f{i}", f"lunch menu item {i}", seq=100 + i), None) for i in range(200)]
+    )
+    assert "opinion" not in {h.id for h in index.search("kestrel deploy", None, top_k=10)}
+    hits = index.search("kestrel deploy", None, top_k=3, filters=Filters(kind="opinion"))
+    assert [h.id for h in hits] == ["opinion"]
+
+
 def test_age_orders_but_does_not_decide_membership() -> None:
     rng = np.random.default_rng(3)
     v = rng.standard_normal((1, DIM)).astype(np.float32)

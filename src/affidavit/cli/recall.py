@@ -99,6 +99,7 @@ def search(
     query: str = typer.Argument(..., help="The question, in your own words."),
     namespace: list[str] = typer.Option([], "--namespace", help="Only these namespaces."),  # noqa: B008
     tag: list[str] = typer.Option([], "--tag", help="Only memories with one of these tags."),  # noqa: B008
+    kind: str | None = typer.Option(None, "--kind", help="Only facts or only opinions."),
     since: str | None = typer.Option(None, "--since", help="Saved on or after (YYYY-MM-DD)."),
     until: str | None = typer.Option(None, "--until", help="Saved on or before (YYYY-MM-DD)."),
     discovered_since: str | None = typer.Option(None, "--discovered-since"),
@@ -114,6 +115,7 @@ def search(
             query,
             namespaces=namespace or None,
             tags=tag or None,
+            kind=kind,
             saved_since=since,
             saved_until=until,
             discovered_since=discovered_since,

@@ -179,17 +179,15 @@ class MemoryTools:
                 args["query"],
                 namespaces=namespaces,
                 tags=args.get("tags"),
+                kind=args.get("kind"),
                 saved_since=args.get("saved_since"),
                 saved_until=args.get("saved_until"),
                 discovered_since=args.get("discovered_since"),
                 discovered_until=args.get("discovered_until"),
                 top_k=args.get("top_k"),
             )
-            results = found["results"]
-            if "kind" in args:
-                results = [r for r in results if r.get("kind") == args["kind"]]
             return {
-                "results": [_memory_out(r) for r in results],
+                "results": [_memory_out(r) for r in found["results"]],
                 "semantic": bool(found.get("semantic")),
                 "notice": NOTICE,
             }

@@ -207,6 +207,7 @@ class Filters:
 
     namespaces: frozenset[str] | None = None
     tags: frozenset[str] | None = None
+    kind: str | None = None
     saved_since: str | None = None
     saved_until: str | None = None
     discovered_since: str | None = None
@@ -219,6 +220,7 @@ class Filters:
             for v in (
                 self.namespaces,
                 self.tags,
+                self.kind,
                 self.saved_since,
                 self.saved_until,
                 self.discovered_since,
@@ -231,6 +233,8 @@ class Filters:
         if self.namespaces is not None and e.namespace not in self.namespaces:
             return False
         if self.tags is not None and not (self.tags & e.tags):
+            return False
+        if self.kind is not None and e.kind != self.kind:
             return False
         return _within(e.saved_at, self.saved_since, self.saved_until) and _within(
             e.discovered, self.discovered_since, self.discovered_until

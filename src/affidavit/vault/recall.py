@@ -415,6 +415,7 @@ class Memory:
         *,
         namespaces: Sequence[str] | None = None,
         tags: Sequence[str] | None = None,
+        kind: str | None = None,
         saved_since: str | None = None,
         saved_until: str | None = None,
         discovered_since: str | None = None,
@@ -429,6 +430,7 @@ class Memory:
         filters = Filters(
             namespaces=frozenset(namespaces) if namespaces else None,
             tags=frozenset(t.lower() for t in tags) if tags else None,
+            kind=_kind(kind),
             saved_since=_bound(saved_since, "saved_since"),
             saved_until=_bound(saved_until, "saved_until"),
             discovered_since=_bound(discovered_since, "discovered_since"),
@@ -572,3 +574,9 @@ def _bound(value: str | None, name: str) -> str | None:
     if not isinstance(value, str):
         raise InputError(f"{name} must be a date (YYYY-MM-DD)")
     return lifecycle.parse_date(value, name) if len(value) <= 10 else value
+
+
+def _kind(value: str | None) -> str | None:
+    if value is not None and value not in model.KINDS:
+        raise InputError(f"kind must be one of {', '.join(model.KINDS)}, not {value!r}")
+    return value

@@ -264,3 +264,29 @@ def test_keyword_only_mode_is_reported_and_semantic_checks_are_skipped(setup):
             assert not all(c["skipped"] for c in report["checks"])
 
     run(scenario)
+
+
+def test_the_kind_filter_is_applied_before_the_page_is_cut(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env(**LIGHT)) as client:
+            facts = [
+                {"text": f"Kestrel deploy step {i} runs the migrations.", "source": "t"}
+                for i in range(8)
+            ]
+            filler = [
+                {"text": f"The canteen serves dish {i} today.", "source": "t"} for i in range(40)
+            ]
+            await client.call_tool("memory_store_many", {"facts": facts + filler})
+            opinion = body(
+                await client.call_tool(
+                    "memory_store",
+                    {"text": "Kestrel deploys feel slow.", "source": "t", "kind": "opinion"},
+                )
+            )
+            query = {"query": "kestrel deploy step migrations", "top_k": 3}
+            plain = body(await client.call_tool("memory_search", query))
+            assert opinion["id"] not in [r["id"] for r in plain["results"]]
+            only = body(await client.call_tool("memory_search", {**query, "kind": "opinion"}))
+            assert [r["id"] for r in only["results"]] == [opinion["id"]]
+
+    run(scenario)
