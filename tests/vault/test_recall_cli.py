@@ -113,3 +113,18 @@ def test_status_says_whether_semantic_recall_is_on(home: Path, cli_vault: dict[s
     assert "recall:  semantic + keyword" in on.stdout
     off = run_cli(["status", "--json"], home, env={**cli_vault, "AFFIDAVIT_EMBEDDER": "off"})
     assert json.loads(off.stdout)["recall"]["semantic"] is False
+
+
+def test_imported_rows_without_vectors_get_semantic_recall(
+    home: Path, cli_vault: dict[str, str], tmp_path: Path
+) -> None:
+    # a hand-written export: no vector field; only a paraphrase can find it (no shared word)
+    row = {"id": "a1b2c3d4e5f6a7b8c9d0", "data": {"text": "Alice owns billing", "source": "x"}}
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(row) + "\n")
+    assert _json(run_cli(["import", str(rows), "--json"], home, env=cli_vault))["imported"] == 1
+    found = _json(
+        run_cli(["search", "who runs payments and invoices", "--json"], home, env=cli_vault)
+    )
+    assert [r["id"] for r in found["results"]] == [row["id"]]
+    assert found["results"][0]["channels"] == ["semantic"]

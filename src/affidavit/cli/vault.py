@@ -419,9 +419,13 @@ def import_(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Import an export: all or nothing, idempotent by id."""
+    from affidavit.vault.recall import embed_missing
+
     items = _read_import(source)
     vault = open_vault()
     try:
+        with _progress(len(items), "embedding memories") as report:
+            items = embed_missing(vault, items, report)
         with _progress(len(items), "sealing records") as report:
             try:
                 counts = vault.import_items(items, progress=report)

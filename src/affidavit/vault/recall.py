@@ -568,6 +568,47 @@ class Memory:
             return out
 
 
+def embed_missing(
+    vault: Vault, items: Sequence[NewItem], progress: Callable[[int, int], None] | None = None
+) -> list[NewItem]:
+    """Give new memory rows that arrive without a vector (a hand-written export) their windows.
+
+    An export carries each memory's sealed vector; rows from elsewhere often do not, and
+    without one a memory is found by its words only. Rows whose id the vault already holds
+    are left as they are, so re-importing stays idempotent. With no model the rows stay as
+    they are (keyword recall still finds them; ``status`` says semantic recall is off).
+    """
+    from dataclasses import replace
+
+    def new(item: NewItem) -> bool:
+        try:
+            vault.get(str(item.id))
+        except NotFoundError:
+            return True
+        return False
+
+    embedder = shared_embedder()
+    todo = [
+        i
+        for i, it in enumerate(items)
+        if it.kind == MEMORY
+        and it.vector is None
+        and isinstance(it.data.get("text"), str)
+        and new(it)
+    ]
+    if embedder is None or not todo:
+        return list(items)
+    out = list(items)
+    for start in range(0, len(todo), 256):
+        part = todo[start : start + 256]
+        windows = embedder.embed_windows([str(items[i].data["text"]) for i in part])
+        for i, vector in zip(part, windows, strict=True):
+            out[i] = replace(items[i], vector=vector_to_bytes(vector))
+        if progress is not None:
+            progress(start + len(part), len(todo))
+    return out
+
+
 def _bound(value: str | None, name: str) -> str | None:
     if value is None:
         return None
