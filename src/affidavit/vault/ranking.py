@@ -199,6 +199,17 @@ class Entry:
     affirmed: str | None = None
     ages: bool = True
     slot: int = -1
+    #: Read off the text once, not per search: it ends in a question (QUESTION_DAMP) ...
+    question: bool = field(init=False, repr=False, default=False)
+    #: ... it holds one, so the next memory may be its reply (W_ANSWER) ...
+    asks: bool = field(init=False, repr=False, default=False)
+    #: ... and the conversation it belongs to (namespace, day) for the context rules.
+    day: tuple[str, str | None] = field(init=False, repr=False, default=("", None))
+
+    def __post_init__(self) -> None:
+        self.question = self.text.rstrip().endswith("?")
+        self.asks = "?" in self.text
+        self.day = (self.namespace, self.discovered)
 
 
 @dataclass(frozen=True)
@@ -324,8 +335,10 @@ class RecallIndex:
         self._entries: dict[str, Entry] = {}
         self._by_slot: dict[int, Entry] = {}
         self._next_slot = 0
+        # Both kept up to date one entry at a time: rebuilding them after every store cost
+        # a sort over the whole vault on the next search (~20 ms at 100k memories).
         self._seqs: dict[frozenset[str] | None, list[int]] = {}
-        self._slot_of_seq: dict[int, int] | None = None
+        self._slot_of_seq: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -362,13 +375,13 @@ class RecallIndex:
             self._next_slot += 1
             self._entries[entry.id] = entry
             self._by_slot[entry.slot] = entry
+            self._slot_of_seq[entry.seq] = entry.slot
+            self._count_age(entry, +1)
             texts.append((entry.slot, entry.text))
             if windows is not None and len(windows):
                 vectors.append((entry.slot, windows))
         self.keyword.add_many(texts)
         self.vector.add_many(vectors)
-        self._seqs.clear()
-        self._slot_of_seq = None
 
     def add(self, entry: Entry, windows: npt.NDArray[np.float32] | None) -> None:
         """Index one entry."""
@@ -380,10 +393,24 @@ class RecallIndex:
         if entry is None:
             return
         del self._by_slot[entry.slot]
+        if self._slot_of_seq.get(entry.seq) == entry.slot:
+            del self._slot_of_seq[entry.seq]
+        self._count_age(entry, -1)
         self.keyword.remove(entry.slot)
         self.vector.remove(entry.slot)
-        self._seqs.clear()
-        self._slot_of_seq = None
+
+    def _count_age(self, entry: Entry, sign: int) -> None:
+        """Add or drop an entry in the cached age populations it belongs to."""
+        if not entry.ages:
+            return
+        for namespaces, seqs in self._seqs.items():
+            if namespaces is None or entry.namespace in namespaces:
+                if sign > 0:
+                    bisect.insort(seqs, entry.seq)
+                else:
+                    at = bisect.bisect_left(seqs, entry.seq)
+                    if at < len(seqs) and seqs[at] == entry.seq:
+                        del seqs[at]
 
     def _share_after(self, entry: Entry, namespaces: frozenset[str] | None) -> float:
         seqs = self._seqs.get(namespaces)
@@ -478,11 +505,12 @@ class RecallIndex:
         context = self._context(raw)
         dated = {slot for slot in raw if _dated(self._by_slot[slot], dates)} if dates else set()
         parts: dict[int, tuple[float, float, float]] = {}
+        totals: dict[int, float] = {}
         for slot, (s_vec, s_lex) in raw.items():
-            own = QUESTION_DAMP if self._by_slot[slot].text.rstrip().endswith("?") else 1.0
             gain = 1.0 + W_DATE if slot in dated else 1.0
-            parts[slot] = (s_vec * own * gain, s_lex * own * gain, context[slot] * gain)
-        totals = {slot: sum(p) for slot, p in parts.items()}
+            own = gain * QUESTION_DAMP if self._by_slot[slot].question else gain
+            parts[slot] = (s_vec * own, s_lex * own, context[slot] * gain)
+            totals[slot] = (s_vec + s_lex) * own + context[slot] * gain
         order = sorted(totals, key=totals.__getitem__, reverse=True)
         budget = want * SCORE_BUDGET_FACTOR + SCORE_BUDGET_EXTRA
         hits: list[Hit] = []
@@ -516,27 +544,21 @@ class RecallIndex:
         gain (a record with no evidence of its own never surfaces), and the share is of the
         neighbour's own evidence, so it does not compound along a run.
         """
-        if self._slot_of_seq is None:
-            self._slot_of_seq = {e.seq: e.slot for e in self._entries.values()}
         own = {slot: s_vec + s_lex for slot, (s_vec, s_lex) in raw.items()}
+        by_slot, slot_of_seq = self._by_slot, self._slot_of_seq
         out: dict[int, float] = {}
-        for slot in raw:
-            entry = self._by_slot[slot]
-            near, asked = 0.0, 0.0
-            for seq in (entry.seq - 1, entry.seq + 1):
-                other = self._slot_of_seq.get(seq)
-                if other is None or other not in own:
-                    continue
-                neighbour = self._by_slot[other]
-                if (neighbour.namespace, neighbour.discovered) != (
-                    entry.namespace,
-                    entry.discovered,
-                ):
-                    continue
-                near = max(near, own[other])
-                if seq < entry.seq and "?" in neighbour.text:
-                    asked = own[other]
-            out[slot] = W_NEIGHBOR * near + W_ANSWER * asked
+        for slot in own:
+            entry = by_slot[slot]
+            near = asked = 0.0
+            before = slot_of_seq.get(entry.seq - 1)
+            if before in own and by_slot[before].day == entry.day:
+                near = own[before]
+                if by_slot[before].asks:
+                    asked = near
+            after = slot_of_seq.get(entry.seq + 1)
+            if after in own and by_slot[after].day == entry.day:
+                near = max(near, own[after])
+            out[slot] = W_NEIGHBOR * near + W_ANSWER * asked if near else 0.0
         return out
 
     @staticmethod
