@@ -341,3 +341,29 @@ def test_a_memory_without_a_discovered_date_is_dated_by_its_save() -> None:
         [("a-old", "2025-01-01", "kestrel in Porto"), ("saved", None, "kestrel in Faro")]
     )
     assert index.search("kestrel in December 2026", None, top_k=2)[0].id == "saved"
+
+
+def test_stopping_early_never_changes_the_page() -> None:
+    # Priors and age are computed only while a candidate could still reach the page; asking
+    # for every result scores them all, and its head must be the short page exactly.
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal(DIM).astype(np.float32)
+    q /= np.linalg.norm(q)
+    items = []
+    for i in range(400):
+        v = q + rng.standard_normal(DIM).astype(np.float32) * rng.uniform(0.02, 0.2)
+        kind = "opinion" if i % 7 == 0 else "fact"
+        entry = Entry(
+            f"m{i}",
+            f"kestrel note {i}" if i % 3 else f"other words {i}",
+            seq=i,
+            importance=float(rng.uniform(0, 1)),
+            kind=kind,
+            affirmed="2026-12-01T00:00:00Z" if kind == "opinion" else None,
+        )
+        items.append((entry, (v / np.linalg.norm(v)).reshape(1, DIM)))
+    index = RecallIndex()
+    index.add_many(items)
+    everything = [h.id for h in index.search("kestrel note", q, top_k=len(items))]
+    for k in (1, 5, 20):
+        assert [h.id for h in index.search("kestrel note", q, top_k=k)] == everything[:k]

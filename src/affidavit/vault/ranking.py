@@ -41,6 +41,7 @@ Each constant's comment names the benchmark figure that justifies it
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from affidavit.vault import when
+from affidavit.vault.conversation import Conversations
 from affidavit.vault.index import KeywordIndex, VectorIndex, query_terms
 
 if TYPE_CHECKING:
@@ -160,12 +162,6 @@ ADAPTIVE_CAP = 20
 POOL_START = 200
 POOL_GROWTH = 4
 POOL_WIDENINGS = 3
-#: Priors and age are computed for the best (by unaged evidence) admitted candidates only,
-#: want * FACTOR + EXTRA of them: priors move a score by at most x1.45 and age only shrinks
-#: the semantic part, so a candidate further down cannot reach the page. benchmarks/vault.py:
-#: scoring every candidate (~600 at 10k memories) cost more than the vector search itself.
-SCORE_BUDGET_FACTOR = 4
-SCORE_BUDGET_EXTRA = 40
 
 # --- store-time similarity (lifecycle) --------------------------------------------------
 #: A new memory at least this close (cosine) to a live one in its namespace and kind is a
@@ -338,7 +334,8 @@ class RecallIndex:
         # Both kept up to date one entry at a time: rebuilding them after every store cost
         # a sort over the whole vault on the next search (~20 ms at 100k memories).
         self._seqs: dict[frozenset[str] | None, list[int]] = {}
-        self._slot_of_seq: dict[int, int] = {}
+        self._at_seq: dict[int, Entry] = {}
+        self._conversations = Conversations()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -375,7 +372,8 @@ class RecallIndex:
             self._next_slot += 1
             self._entries[entry.id] = entry
             self._by_slot[entry.slot] = entry
-            self._slot_of_seq[entry.seq] = entry.slot
+            self._at_seq[entry.seq] = entry
+            self._conversations.link(entry, self._at_seq)
             self._count_age(entry, +1)
             texts.append((entry.slot, entry.text))
             if windows is not None and len(windows):
@@ -393,8 +391,9 @@ class RecallIndex:
         if entry is None:
             return
         del self._by_slot[entry.slot]
-        if self._slot_of_seq.get(entry.seq) == entry.slot:
-            del self._slot_of_seq[entry.seq]
+        if self._at_seq.get(entry.seq) is entry:
+            del self._at_seq[entry.seq]
+        self._conversations.unlink(entry.slot)
         self._count_age(entry, -1)
         self.keyword.remove(entry.slot)
         self.vector.remove(entry.slot)
@@ -496,70 +495,60 @@ class RecallIndex:
         exclude: frozenset[str],
         want: int,
     ) -> list[Hit]:
+        import numpy as np
+
         pv = {slot: p for slot, c in semantic.items() if (p := p_vec(c)) > 0}
-        raw: dict[int, tuple[float, float]] = {}
-        for slot in pv.keys() | {s for s, p in lexical.items() if p > 0}:
-            if slot in self._by_slot:
-                s_vec = -W_VEC * math.log1p(-pv.get(slot, 0.0))
-                raw[slot] = (s_vec, -W_LEX * math.log1p(-lexical.get(slot, 0.0)))
-        context = self._context(raw)
-        dated = {slot for slot in raw if _dated(self._by_slot[slot], dates)} if dates else set()
-        parts: dict[int, tuple[float, float, float]] = {}
-        totals: dict[int, float] = {}
-        for slot, (s_vec, s_lex) in raw.items():
-            gain = 1.0 + W_DATE if slot in dated else 1.0
-            own = gain * QUESTION_DAMP if self._by_slot[slot].question else gain
-            parts[slot] = (s_vec * own, s_lex * own, context[slot] * gain)
-            totals[slot] = (s_vec + s_lex) * own + context[slot] * gain
-        order = sorted(totals, key=totals.__getitem__, reverse=True)
-        budget = want * SCORE_BUDGET_FACTOR + SCORE_BUDGET_EXTRA
+        by_slot = self._by_slot
+        found = pv.keys() | {slot for slot, p in lexical.items() if p > 0}
+        listed = [slot for slot in found if slot in by_slot]
+        if not listed:
+            return []
+        slots = np.array(listed, dtype=np.int64)
+        p_v = np.array([pv.get(slot, 0.0) for slot in listed])
+        p_l = np.array([lexical.get(slot, 0.0) for slot in listed])
+        s_vec = -W_VEC * np.log1p(-p_v)
+        s_lex = -W_LEX * np.log1p(-p_l)
+        shared = self._conversations.shares(slots, s_vec + s_lex, W_NEIGHBOR, W_ANSWER)
+        dated = np.array([_dated(by_slot[slot], dates) for slot in listed]) if dates else None
+        gain = np.where(dated, 1.0 + W_DATE, 1.0) if dated is not None else np.ones(len(listed))
+        own = gain * np.where(self._conversations.question[slots], QUESTION_DAMP, 1.0)
+        s_vec, s_lex, shared = s_vec * own, s_lex * own, shared * gain
+        totals = s_vec + s_lex + shared
+        # Priors and age are computed in order of unaged evidence, and only while a candidate
+        # could still reach the page: age only shrinks a score and no prior exceeds
+        # 1 + W_IMP + W_OPINION (importance 1, an opinion affirmed just now), so once
+        # evidence x that ceiling is below the want-th best score, nothing further down can
+        # enter. (Scoring all ~600 candidates at 10k memories cost more
+        # than the vector search itself.)
+        ceiling = 1.0 + W_IMP + W_OPINION
+        page: list[float] = []  # min-heap of the want best scores so far
         hits: list[Hit] = []
-        for slot in order:
-            entry = self._by_slot[slot]
+        for i in np.argsort(-totals, kind="stable").tolist():
+            if len(page) >= want and totals[i] * ceiling < page[0]:
+                break
+            slot = listed[i]
+            entry = by_slot[slot]
             if entry.id in exclude or not filters.admits(entry):
                 continue
-            s_vec, s_lex, shared = parts[slot]
-            share = self._share_after(entry, filters.namespaces)
-            score = (aged(s_vec, share) + s_lex + shared) * prior(
+            age = self._share_after(entry, filters.namespaces)
+            score = (aged(float(s_vec[i]), age) + float(s_lex[i] + shared[i])) * prior(
                 entry.importance, entry.kind, entry.affirmed, now
             )
-            pvs, pls = pv.get(slot, 0.0), lexical.get(slot, 0.0)
+            pvs, pls = float(p_v[i]), float(p_l[i])
             channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
-            if shared > 0:
+            if shared[i] > 0:
                 channels.append("context")
-            if slot in dated:
+            if dated is not None and dated[i]:
                 channels.append("date")
-            hits.append(Hit(entry.id, score, totals[slot], pvs, pls, semantic.get(slot), channels))
-            if len(hits) >= budget:
-                break
+            hits.append(
+                Hit(entry.id, score, float(totals[i]), pvs, pls, semantic.get(slot), channels)
+            )
+            if len(page) < want:
+                heapq.heappush(page, score)
+            else:
+                heapq.heappushpop(page, score)
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
-
-    def _context(self, raw: dict[int, tuple[float, float]]) -> dict[int, float]:
-        """Each candidate's share of its conversation neighbours' own evidence.
-
-        The neighbours are the memories saved just before and after it in the same
-        namespace on the same day: W_NEIGHBOR of the stronger one, and W_ANSWER of the one
-        before when that one asks a question (this candidate is its reply). Only candidates
-        gain (a record with no evidence of its own never surfaces), and the share is of the
-        neighbour's own evidence, so it does not compound along a run.
-        """
-        own = {slot: s_vec + s_lex for slot, (s_vec, s_lex) in raw.items()}
-        by_slot, slot_of_seq = self._by_slot, self._slot_of_seq
-        out: dict[int, float] = {}
-        for slot in own:
-            entry = by_slot[slot]
-            near = asked = 0.0
-            before = slot_of_seq.get(entry.seq - 1)
-            if before in own and by_slot[before].day == entry.day:
-                near = own[before]
-                if by_slot[before].asks:
-                    asked = near
-            after = slot_of_seq.get(entry.seq + 1)
-            if after in own and by_slot[after].day == entry.day:
-                near = max(near, own[after])
-            out[slot] = W_NEIGHBOR * near + W_ANSWER * asked if near else 0.0
-        return out
 
     @staticmethod
     def _cut(hits: list[Hit], top_k: int | None) -> list[Hit]:
