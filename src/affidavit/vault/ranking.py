@@ -43,7 +43,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -458,19 +458,25 @@ class RecallIndex:
     def search(
         self,
         question: str,
-        query_vector: npt.NDArray[np.float32] | None,
+        query_vector: npt.NDArray[np.float32] | Callable[[], npt.NDArray[np.float32]] | None,
         *,
         filters: Filters | None = None,
         top_k: int | None = None,
         now: datetime | None = None,
         exclude: frozenset[str] = frozenset(),
     ) -> list[Hit]:
-        """Rank the memories for a question; adaptive length when ``top_k`` is ``None``."""
+        """Rank the memories for a question; adaptive length when ``top_k`` is ``None``.
+
+        ``query_vector`` may be a callable that returns it: it is called after the literal
+        channel is read, so a caller can embed the question meanwhile.
+        """
         filters = filters or Filters()
         now = now or datetime.now(UTC)
         want = top_k if top_k is not None else ADAPTIVE_CAP
         literal = self._lexical(question)
         dates = when.spans(question)
+        if callable(query_vector):
+            query_vector = query_vector()
         pool: int | None = POOL_START
         hits: list[Hit] = []
         for attempt in range(POOL_WIDENINGS + 1):

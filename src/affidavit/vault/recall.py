@@ -436,11 +436,15 @@ class Memory:
             discovered_since=_bound(discovered_since, "discovered_since"),
             discovered_until=_bound(discovered_until, "discovered_until"),
         )
+        embedding = self.embedder.embed_query_soon(query) if self.embedder is not None else None
         with self._lock:
             self._sync()
-            qv = self.embedder.embed_query(query) if self.embedder is not None else None
             hits = self.index.search(
-                query, qv, filters=filters, top_k=top_k, exclude=self._hidden()
+                query,
+                embedding.result if embedding is not None else None,
+                filters=filters,
+                top_k=top_k,
+                exclude=self._hidden(),
             )
             results = []
             for hit in hits:
@@ -448,7 +452,8 @@ class Memory:
                 out["score"] = round(hit.score, 4)
                 out["channels"] = hit.channels
                 results.append(out)
-        return {"results": results, "semantic": qv is not None, "notice": model.RESULT_NOTICE}
+        semantic = embedding is not None
+        return {"results": results, "semantic": semantic, "notice": model.RESULT_NOTICE}
 
     def ranked_ids(self, query: str, k: int) -> list[str]:
         """The top ``k`` ids for a question, without views (the retrieval benchmark)."""
