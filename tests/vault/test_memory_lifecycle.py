@@ -202,6 +202,9 @@ def test_unlocking_never_re_embeds(memory: Memory, tmp_path: Path) -> None:
             def embed_query(self, text: str) -> object:
                 return self.real.embed_query(text)  # type: ignore[attr-defined]
 
+            def embed_query_soon(self, text: str) -> object:
+                return self.real.embed_query_soon(text)  # type: ignore[attr-defined]
+
         m = Memory(reopened, embedder=Refuses(memory.embedder))  # type: ignore[arg-type]
         assert ids(m.search("when do backups run")) == [mid]
         assert m.search("when do backups run")["results"][0]["channels"][0] == "semantic"
