@@ -367,3 +367,19 @@ def test_stopping_early_never_changes_the_page() -> None:
     everything = [h.id for h in index.search("kestrel note", q, top_k=len(items))]
     for k in (1, 5, 20):
         assert [h.id for h in index.search("kestrel note", q, top_k=k)] == everything[:k]
+
+
+def test_a_removed_reply_takes_its_links_with_it() -> None:
+    index = _conversation(
+        [
+            ("asked", "default", "how long have you been married to kestrel?"),
+            ("reply", "default", "five years already"),
+            ("later", "default", "five years already"),
+        ]
+    )
+    assert (
+        "context" in next(h for h in index.search("kestrel five", None) if h.id == "reply").channels
+    )
+    index.remove("reply")
+    later = next(h for h in index.search("kestrel five", None) if h.id == "later")
+    assert "context" not in later.channels  # "asked" is two saves away now, not adjacent
