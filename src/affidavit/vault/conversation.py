@@ -25,13 +25,17 @@ NONE = -1
 
 
 class Linked(Protocol):
-    """What the links need to know of an indexed memory."""
+    """What the links need to know of an indexed memory (``ranking.Entry``)."""
 
     slot: int
     seq: int
-    day: tuple[str, str | None]
-    asks: bool
-    question: bool
+    text: str
+    namespace: str
+    discovered: str | None
+
+
+def _same_conversation(a: Linked, b: Linked) -> bool:
+    return (a.namespace, a.discovered) == (b.namespace, b.discovered)
 
 
 class Conversations:
@@ -58,14 +62,18 @@ class Conversations:
         self.question = np.concatenate([self.question, np.zeros(grow, dtype=bool)])
 
     def link(self, entry: Linked, at_seq: Mapping[int, Linked]) -> None:
-        """Record a new entry and join it to the entries saved right before and after it."""
+        """Record a new entry and join it to the entries saved right before and after it.
+
+        The text is read here once, not per search: whether it holds a question (its reply
+        may follow, W_ANSWER) and whether it ends in one (QUESTION_DAMP).
+        """
         self._fit(entry.slot)
-        self.asks[entry.slot] = entry.asks
-        self.question[entry.slot] = entry.question
+        self.asks[entry.slot] = "?" in entry.text
+        self.question[entry.slot] = entry.text.rstrip().endswith("?")
         earlier, later = at_seq.get(entry.seq - 1), at_seq.get(entry.seq + 1)
-        if earlier is not None and earlier.day == entry.day:
+        if earlier is not None and _same_conversation(earlier, entry):
             self.before[entry.slot], self.after[earlier.slot] = earlier.slot, entry.slot
-        if later is not None and later.day == entry.day:
+        if later is not None and _same_conversation(later, entry):
             self.after[entry.slot], self.before[later.slot] = later.slot, entry.slot
 
     def unlink(self, slot: int) -> None:

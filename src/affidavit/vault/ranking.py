@@ -195,17 +195,6 @@ class Entry:
     affirmed: str | None = None
     ages: bool = True
     slot: int = -1
-    #: Read off the text once, not per search: it ends in a question (QUESTION_DAMP) ...
-    question: bool = field(init=False, repr=False, default=False)
-    #: ... it holds one, so the next memory may be its reply (W_ANSWER) ...
-    asks: bool = field(init=False, repr=False, default=False)
-    #: ... and the conversation it belongs to (namespace, day) for the context rules.
-    day: tuple[str, str | None] = field(init=False, repr=False, default=("", None))
-
-    def __post_init__(self) -> None:
-        self.question = self.text.rstrip().endswith("?")
-        self.asks = "?" in self.text
-        self.day = (self.namespace, self.discovered)
 
 
 @dataclass(frozen=True)
