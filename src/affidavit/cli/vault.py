@@ -372,7 +372,8 @@ def _progress(total: int, label: str) -> Iterator[Callable[[int, int], None] | N
 
     with Progress(console=stderr, transient=True) as bar:
         task = bar.add_task(label, total=total)
-        yield lambda done, _total: bar.update(task, completed=done)
+        # the job reports its own total: embedding counts only the rows that need it
+        yield lambda done, of: bar.update(task, completed=done, total=of)
 
 
 def _read_import(source: str) -> list[NewItem]:

@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 
 MEMORY = "memory"
 MAX_CHARS_SETTING = "max_memory_chars"
+#: Rows embedded per step of an import: a progress tick, and a bounded peak of windows.
+EMBED_CHUNK = 256
 _AUTO: Any = object()
 
 
@@ -256,7 +258,6 @@ class Memory:
             amend = {
                 old: {"superseded_by": item.id}
                 for i, item in new
-                if item.id is not None
                 for old in claims[i].supersedes or ()
             }
             stored = self.vault.put_many([it for _, it in new], amend=amend) if new else []
@@ -377,7 +378,7 @@ class Memory:
         namespace: str = "default",
         source: str = "import",
         progress: Callable[[int], None] | None = None,
-        chunk: int = 256,
+        chunk: int = EMBED_CHUNK,
     ) -> int:
         """Store verbatim rows ``{"id", "text", "date"?}`` (imports skip authoring limits)."""
         for i, row in enumerate(rows):
@@ -604,8 +605,8 @@ def embed_missing(
     if embedder is None or not todo:
         return list(items)
     out = list(items)
-    for start in range(0, len(todo), 256):
-        part = todo[start : start + 256]
+    for start in range(0, len(todo), EMBED_CHUNK):
+        part = todo[start : start + EMBED_CHUNK]
         windows = embedder.embed_windows([str(items[i].data["text"]) for i in part])
         for i, vector in zip(part, windows, strict=True):
             out[i] = replace(items[i], vector=vector_to_bytes(vector))
