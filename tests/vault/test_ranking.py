@@ -195,17 +195,24 @@ def _conversation(rows: list[tuple[str, str, str]]) -> RecallIndex:
 FILLER = [(f"f{n}", "default", f"lunch menu {word}") for n, word in enumerate("abcdef")]
 
 
-def test_a_record_saved_next_to_a_strong_hit_outranks_its_equal_elsewhere() -> None:
-    # "z-next" and "a-far" hold the same words; only the save order tells them apart (the
-    # id tie-break alone would put "a-far" first).
-    index = _conversation(
+def _near_and_far(strong: str = "default", rest: str = "default") -> RecallIndex:
+    """A strong hit, a record saved right after it, filler, and that record's twin far away.
+
+    "z-next" and "a-far" hold the same words; only the save order tells them apart (the id
+    tie-break alone would put "a-far" first). ``strong`` and ``rest`` are namespaces.
+    """
+    return _conversation(
         [
-            ("strong", "default", "kestrel migration plan agreed"),
-            ("z-next", "default", "the window opens at noon"),
+            ("strong", strong, "kestrel migration plan agreed"),
+            ("z-next", rest, "the window opens at noon"),
             *FILLER,
-            ("a-far", "default", "the window opens at noon"),
+            ("a-far", rest, "the window opens at noon"),
         ]
     )
+
+
+def test_a_record_saved_next_to_a_strong_hit_outranks_its_equal_elsewhere() -> None:
+    index = _near_and_far()
     found = [h.id for h in index.search("kestrel window opens", None, top_k=3)]
     assert set(found) == {"strong", "z-next", "a-far"}
     assert found.index("z-next") < found.index("a-far")
@@ -217,14 +224,7 @@ def test_locality_never_surfaces_a_record_without_evidence_of_its_own() -> None:
 
 
 def test_locality_stays_within_a_namespace() -> None:
-    index = _conversation(
-        [
-            ("strong", "work", "kestrel migration plan agreed"),
-            ("z-next", "home", "the window opens at noon"),
-            *FILLER,
-            ("a-far", "home", "the window opens at noon"),
-        ]
-    )
+    index = _near_and_far(strong="work", rest="home")
     found = [h.id for h in index.search("kestrel window opens", None, top_k=3)]
     assert found.index("a-far") < found.index("z-next")
 
