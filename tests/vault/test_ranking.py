@@ -7,7 +7,7 @@ import pytest
 
 from affidavit.vault import ranking
 from affidavit.vault.embedder import DIM
-from affidavit.vault.ranking import Entry, Filters, RecallIndex
+from affidavit.vault.ranking import ADAPTIVE_CAP, RELATIVE_CUT, Entry, Filters, RecallIndex
 from affidavit.vault.recall import Memory
 from tests.vault import _recall_fixtures as fx
 from tests.vault._recall_fixtures import store
@@ -343,9 +343,8 @@ def test_a_memory_without_a_discovered_date_is_dated_by_its_save() -> None:
     assert index.search("kestrel in December 2026", None, top_k=2)[0].id == "saved"
 
 
-def test_stopping_early_never_changes_the_page() -> None:
-    # Priors and age are computed only while a candidate could still reach the page; asking
-    # for every result scores them all, and its head must be the short page exactly.
+def _varied_index() -> tuple[RecallIndex, np.ndarray, int]:
+    """400 memories near one query, with varied importance, some opinions, some off-topic."""
     rng = np.random.default_rng(11)
     q = rng.standard_normal(DIM).astype(np.float32)
     q /= np.linalg.norm(q)
@@ -364,9 +363,25 @@ def test_stopping_early_never_changes_the_page() -> None:
         items.append((entry, (v / np.linalg.norm(v)).reshape(1, DIM)))
     index = RecallIndex()
     index.add_many(items)
-    everything = [h.id for h in index.search("kestrel note", q, top_k=len(items))]
+    return index, q, len(items)
+
+
+def test_stopping_early_never_changes_the_page() -> None:
+    # Priors and age are computed only while a candidate could still reach the page; asking
+    # for every result scores them all, and its head must be the short page exactly.
+    index, q, n = _varied_index()
+    everything = [h.id for h in index.search("kestrel note", q, top_k=n)]
     for k in (1, 5, 20):
         assert [h.id for h in index.search("kestrel note", q, top_k=k)] == everything[:k]
+
+
+def test_an_adaptive_page_is_the_best_scores_above_the_relative_cut() -> None:
+    index, q, n = _varied_index()
+    everything = index.search("kestrel note", q, top_k=n)
+    floor = RELATIVE_CUT * max(h.evidence for h in everything)
+    expected = [h.id for h in everything if h.evidence >= floor][:ADAPTIVE_CAP]
+    assert len(expected) == ADAPTIVE_CAP  # the cut and the cap both bind here
+    assert [h.id for h in index.search("kestrel note", q)] == expected
 
 
 def test_a_removed_reply_takes_its_links_with_it() -> None:

@@ -15,7 +15,7 @@ over hundreds of candidates (benchmarks/vault.py, hybrid search p50 at 10k).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,6 +34,16 @@ class Linked(Protocol):
     discovered: str | None
 
 
+def grown(array: npt.NDArray[Any], slot: int, fill: object) -> npt.NDArray[Any]:
+    """``array`` with room for index ``slot`` (doubling, so appends stay amortised O(1))."""
+    import numpy as np
+
+    if slot < len(array):
+        return array
+    size = max(1024, 2 * (slot + 1))
+    return np.concatenate([array, np.full(size - len(array), fill, dtype=array.dtype)])
+
+
 def _same_conversation(a: Linked, b: Linked) -> bool:
     return (a.namespace, a.discovered) == (b.namespace, b.discovered)
 
@@ -50,16 +60,10 @@ class Conversations:
         self.question: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
 
     def _fit(self, slot: int) -> None:
-        import numpy as np
-
-        if slot < len(self.before):
-            return
-        size = max(1024, 2 * (slot + 1))
-        grow = size - len(self.before)
-        self.before = np.concatenate([self.before, np.full(grow, NONE, dtype=np.int64)])
-        self.after = np.concatenate([self.after, np.full(grow, NONE, dtype=np.int64)])
-        self.asks = np.concatenate([self.asks, np.zeros(grow, dtype=bool)])
-        self.question = np.concatenate([self.question, np.zeros(grow, dtype=bool)])
+        self.before = grown(self.before, slot, NONE)
+        self.after = grown(self.after, slot, NONE)
+        self.asks = grown(self.asks, slot, False)
+        self.question = grown(self.question, slot, False)
 
     def link(self, entry: Linked, at_seq: Mapping[int, Linked]) -> None:
         """Record a new entry and join it to the entries saved right before and after it.
