@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from affidavit.vault import index as index_module
 from affidavit.vault.embedder import DIM
 from affidavit.vault.index import KeywordIndex, VectorIndex, query_terms
 
@@ -101,3 +102,23 @@ def test_hnsw_before_the_model_does_not_crash_the_process() -> None:
     )
     assert done.returncode == 0, done.stderr[-500:]
     assert "(384,)" in done.stdout
+
+
+def test_the_background_build_waits_for_a_search_in_progress(monkeypatch) -> None:
+    monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 60.0)
+    vecs = _unit(np.random.default_rng(6), 300)
+    index = VectorIndex(threshold=100)
+    with index.foreground():
+        index.add_many([(i, vecs[i : i + 1]) for i in range(300)])
+        assert not index.wait_ready(1.0)  # paused before its first insert
+        assert index.mode == "exact (hnsw building)"
+    assert index.wait_ready(120)
+
+
+def test_a_stream_of_searches_slows_the_build_but_never_stops_it(monkeypatch) -> None:
+    monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 0.001)
+    vecs = _unit(np.random.default_rng(7), 300)
+    index = VectorIndex(threshold=100)
+    with index.foreground():
+        index.add_many([(i, vecs[i : i + 1]) for i in range(300)])
+        assert index.wait_ready(120)

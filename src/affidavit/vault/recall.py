@@ -438,7 +438,7 @@ class Memory:
             discovered_until=_bound(discovered_until, "discovered_until"),
         )
         embedding = self.embedder.embed_query_soon(query) if self.embedder is not None else None
-        with self._lock:
+        with self._lock, self.index.vector.foreground():
             self._sync()
             hits = self.index.search(
                 query,
