@@ -161,7 +161,7 @@ class VectorIndex:
 
     @contextlib.contextmanager
     def foreground(self) -> Iterator[None]:
-        """Mark a search someone waits for: a background HNSW build pauses meanwhile.
+        """Mark a search or store someone waits for: a background HNSW build pauses meanwhile.
 
         benchmarks/recall_measures.py at 100k memories: search p95 while the graph builds
         was 33 ms with the builder inserting throughout.

@@ -214,7 +214,7 @@ class Memory:
         """Store a batch: all validated first, new memories sealed in one transaction."""
         if not isinstance(batch, Sequence) or not batch:
             raise InputError("store_many needs a non-empty list of memories")
-        with self._lock:
+        with self._lock, self.index.vector.foreground():
             self._sync()
             limit = self._max_chars()
             claims = []
