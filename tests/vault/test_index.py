@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import numpy as np
 
 from affidavit.vault import index as index_module
@@ -104,12 +107,19 @@ def test_hnsw_before_the_model_does_not_crash_the_process() -> None:
     assert "(384,)" in done.stdout
 
 
-def test_the_background_build_waits_for_a_search_in_progress(monkeypatch) -> None:
-    monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 60.0)
-    vecs = _unit(np.random.default_rng(6), 300)
+@contextlib.contextmanager
+def _built_while_searching(seed: int) -> Iterator[VectorIndex]:
+    """An index whose HNSW build starts while a search holds the foreground."""
+    vecs = _unit(np.random.default_rng(seed), 300)
     index = VectorIndex(threshold=100)
     with index.foreground():
         index.add_many([(i, vecs[i : i + 1]) for i in range(300)])
+        yield index
+
+
+def test_the_background_build_waits_for_a_search_in_progress(monkeypatch) -> None:
+    monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 60.0)
+    with _built_while_searching(6) as index:
         assert not index.wait_ready(1.0)  # paused before its first insert
         assert index.mode == "exact (hnsw building)"
     assert index.wait_ready(120)
@@ -117,8 +127,5 @@ def test_the_background_build_waits_for_a_search_in_progress(monkeypatch) -> Non
 
 def test_a_stream_of_searches_slows_the_build_but_never_stops_it(monkeypatch) -> None:
     monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 0.001)
-    vecs = _unit(np.random.default_rng(7), 300)
-    index = VectorIndex(threshold=100)
-    with index.foreground():
-        index.add_many([(i, vecs[i : i + 1]) for i in range(300)])
+    with _built_while_searching(7) as index:
         assert index.wait_ready(120)

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.core.errors import IntegrityError, UnsupportedError
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import Future
 
     import numpy as np
     import numpy.typing as npt
@@ -122,6 +122,8 @@ class Embedder:
     """A loaded sentence model: text in, L2-normalised 384-d float32 vectors out."""
 
     def __init__(self, model_path: Path, tokenizer_path: Path) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -144,7 +146,8 @@ class Embedder:
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._lock = threading.Lock()
-        self._worker: ThreadPoolExecutor | None = None
+        # Its one thread starts on the first submit, so a process that never searches has none.
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="affidavit-embed")
         trim_heap()
         self.model_id = MODEL_ID
         self.dim = DIM
@@ -185,12 +188,6 @@ class Embedder:
         onnxruntime releases the GIL while it runs, so a search reads its literal channel
         (FTS5 postings, ~1 ms at 10k memories) while the question is being embedded.
         """
-        if self._worker is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with self._lock:
-                if self._worker is None:
-                    self._worker = ThreadPoolExecutor(1, thread_name_prefix="affidavit-embed")
         return self._worker.submit(self.embed_query, text)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:

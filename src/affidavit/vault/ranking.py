@@ -269,13 +269,16 @@ def p_vec(cosines: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 def _channel(
     evidence: dict[int, float],
-    as_p: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]],
+    as_p: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """One channel's slots and probabilities, sorted by slot, zero evidence left out."""
+    """One channel's slots and probabilities (``as_p`` maps raw values; ``None``: they are
+    probabilities already), sorted by slot, zero evidence left out."""
     import numpy as np
 
     slots = np.fromiter(evidence.keys(), dtype=np.int64, count=len(evidence))
-    p = as_p(np.fromiter(evidence.values(), dtype=np.float64, count=len(evidence)))
+    p = np.fromiter(evidence.values(), dtype=np.float64, count=len(evidence))
+    if as_p is not None:
+        p = as_p(p)
     keep = p > 0
     order = np.argsort(slots[keep])
     return slots[keep][order], p[keep][order]
@@ -551,7 +554,7 @@ class RecallIndex:
 
         by_slot = self._by_slot
         vec_slots, p_v = _channel(semantic, p_vec)
-        lex_slots, p_l = _channel(lexical, lambda p: p)
+        lex_slots, p_l = _channel(lexical)
         slots = _union(vec_slots, lex_slots)
         if not len(slots):
             return []
@@ -580,11 +583,12 @@ class RecallIndex:
         # further down can enter. (Scoring all ~600 candidates at 10k memories cost more
         # than the vector search itself; one ceiling for all, 1 + W_IMP + W_OPINION, still
         # let ~135 through.)
-        bounds = np.where(totals >= floor, totals * self._ceilings[slots], -1.0)
+        bounds = totals * self._ceilings[slots]
+        eligible = np.flatnonzero(totals >= floor)
         page: list[float] = []  # min-heap of the want best scores so far
         hits: list[Hit] = []
-        for i in np.argsort(-bounds, kind="stable").tolist():
-            if bounds[i] < 0 or (len(page) >= want and bounds[i] < page[0]):
+        for i in eligible[np.argsort(-bounds[eligible], kind="stable")].tolist():
+            if len(page) >= want and bounds[i] < page[0]:
                 break
             if not admitted(i):
                 continue

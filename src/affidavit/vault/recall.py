@@ -593,7 +593,6 @@ def embed_missing(
             return True
         return False
 
-    embedder = shared_embedder()
     todo = [
         i
         for i, it in enumerate(items)
@@ -602,7 +601,8 @@ def embed_missing(
         and isinstance(it.data.get("text"), str)
         and new(it)
     ]
-    if embedder is None or not todo:
+    embedder = shared_embedder() if todo else None  # an export with vectors loads no model
+    if embedder is None:
         return list(items)
     out = list(items)
     for start in range(0, len(todo), EMBED_CHUNK):
