@@ -366,6 +366,14 @@ def _varied_index() -> tuple[RecallIndex, np.ndarray, int]:
     return index, q, len(items)
 
 
+@pytest.fixture
+def by_score_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages in plain score order (no diversity discounts), to check the bound itself."""
+    monkeypatch.setattr(ranking, "W_REDUNDANT", 0.0)
+    monkeypatch.setattr(ranking, "SAME_DAY_DECAY", 1.0)
+
+
+@pytest.mark.usefixtures("by_score_alone")
 def test_stopping_early_never_changes_the_page() -> None:
     # Priors and age are computed only while a candidate could still reach the page; asking
     # for every result scores them all, and its head must be the short page exactly.
@@ -375,6 +383,7 @@ def test_stopping_early_never_changes_the_page() -> None:
         assert [h.id for h in index.search("kestrel note", q, top_k=k)] == everything[:k]
 
 
+@pytest.mark.usefixtures("by_score_alone")
 def test_an_adaptive_page_is_the_best_scores_above_the_relative_cut() -> None:
     index, q, n = _varied_index()
     everything = index.search("kestrel note", q, top_k=n)

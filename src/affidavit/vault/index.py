@@ -21,7 +21,7 @@ import contextlib
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from affidavit.vault.embedder import DIM
@@ -267,6 +267,25 @@ class VectorIndex:
                 elif self._builder is not None:
                     self._removed_while_building.append(row)
             self._live -= len(rows)
+
+    def similarity(self, slots: Sequence[int]) -> npt.NDArray[np.float64]:
+        """Pairwise cosine of records, by their closest pair of windows (0 without vectors).
+
+        For a page of candidates (``vault/diversity.py``): a handful of records, so one
+        small product over their windows.
+        """
+        np = self._np
+        rows = [self._rows_of.get(slot, []) for slot in slots]
+        out = np.zeros((len(slots), len(slots)))
+        present = [i for i, r in enumerate(rows) if r]
+        if not present:
+            return out
+        windows = self._matrix[[row for i in present for row in rows[i]]]
+        gram = np.einsum("ik,jk->ij", windows, windows).astype(np.float64)
+        starts = np.cumsum([0] + [len(rows[i]) for i in present[:-1]])
+        best = np.maximum.reduceat(np.maximum.reduceat(gram, starts, axis=0), starts, axis=1)
+        out[np.ix_(present, present)] = best
+        return out
 
     def search(self, query: npt.NDArray[np.float32], pool: int | None) -> dict[int, float]:
         """Best-window cosine per slot for the ``pool`` nearest records (``None`` = all)."""

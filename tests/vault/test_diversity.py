@@ -1,0 +1,134 @@
+"""Page diversity (vault/diversity.py, ADR 54): properties, not fixed numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from affidavit.vault import ranking
+from affidavit.vault.diversity import spread_order
+from affidavit.vault.embedder import DIM
+from affidavit.vault.ranking import DIVERSITY_POOL, Entry, RecallIndex
+
+DISCOUNTS = {
+    "redundancy_weight": ranking.W_REDUNDANT,
+    "redundancy_from": ranking.REDUNDANT_FROM,
+    "same_day_decay": ranking.SAME_DAY_DECAY,
+}
+
+
+def _picked(scores: list[float], similarity: np.ndarray, days: list[str], want: int) -> list[int]:
+    return [i for i, _ in spread_order(scores, similarity, days, want, **DISCOUNTS)]
+
+
+def test_without_repetition_the_page_is_the_score_order() -> None:
+    scores = [0.9, 0.8, 0.7, 0.6]
+    assert _picked(scores, np.zeros((4, 4)), ["a", "b", "c", "d"], 4) == [0, 1, 2, 3]
+
+
+def test_a_restated_memory_gives_way_to_a_different_one() -> None:
+    similarity = np.eye(3)
+    similarity[0, 1] = similarity[1, 0] = 0.99  # candidate 1 says what candidate 0 says
+    assert _picked([1.0, 0.98, 0.9], similarity, ["a", "b", "c"], 3) == [0, 2, 1]
+
+
+def test_one_day_does_not_fill_the_page() -> None:
+    # With the shipped decay, the third memory of one day falls behind a slightly weaker
+    # memory of another day; the second does not.
+    scores = [1.0, 0.99, 0.98, 0.9]
+    assert _picked(scores, np.eye(4), ["mon", "mon", "mon", "tue"], 4) == [0, 1, 3, 2]
+
+
+def test_discounted_scores_never_rise_and_a_short_page_is_the_head_of_a_long_one() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        n = 12
+        scores = sorted(rng.uniform(0.1, 1.0, n).tolist(), reverse=True)
+        similarity = rng.uniform(0.0, 1.0, (n, n))
+        days = [str(d) for d in rng.integers(0, 3, n)]
+        full = spread_order(scores, similarity, days, n, **DISCOUNTS)
+        values = [v for _, v in full]
+        assert values == sorted(values, reverse=True)
+        assert sorted(i for i, _ in full) == list(range(n))
+        for k in (1, 3, 7):
+            assert _picked(scores, similarity, days, k) == [i for i, _ in full[:k]]
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32).reshape(1, DIM)
+
+
+def _toward(q: np.ndarray, cosine: float, direction: int) -> np.ndarray:
+    """A vector at ``cosine`` to ``q`` (axis 0), its remainder along one axis of its own."""
+    v = np.zeros(DIM)
+    v[0], v[direction] = cosine, np.sqrt(1 - cosine**2)
+    return _unit(v)
+
+
+def _index(rows: list[tuple[str, np.ndarray, str | None]]) -> RecallIndex:
+    """Vector-only imported entries (no age), saved two apart so no conversation links form."""
+    index = RecallIndex()
+    index.add_many(
+        [
+            (Entry(i, f"row {n}", seq=2 * n, discovered=day, ages=False), windows)
+            for n, (i, windows, day) in enumerate(rows)
+        ]
+    )
+    return index
+
+
+Q = _unit(np.eye(DIM)[0])[0]
+
+
+def test_search_puts_a_different_match_before_a_restatement() -> None:
+    twin = _toward(Q, 0.70, 1) + np.float32(1e-3)
+    index = _index(
+        [
+            ("first", _toward(Q, 0.70, 1), None),
+            ("restated", twin / np.linalg.norm(twin), None),
+            ("different", _toward(Q, 0.65, 2), None),
+        ]
+    )
+    assert [h.id for h in index.search("zzz", Q, top_k=3)] == ["first", "different", "restated"]
+
+
+def test_search_spreads_a_page_over_discovery_days() -> None:
+    index = _index(
+        [
+            ("mon-1", _toward(Q, 0.70, 1), "2026-06-01"),
+            ("mon-2", _toward(Q, 0.69, 2), "2026-06-01"),
+            ("mon-3", _toward(Q, 0.68, 3), "2026-06-01"),
+            ("tue", _toward(Q, 0.66, 4), "2026-06-02"),
+        ]
+    )
+    assert [h.id for h in index.search("zzz", Q, top_k=4)] == ["mon-1", "mon-2", "tue", "mon-3"]
+
+
+def _crowded_index() -> RecallIndex:
+    """60 memories near one question, in clusters and over a few days."""
+    rng = np.random.default_rng(3)
+    centres = [_toward(Q, c, d)[0] for c, d in ((0.8, 1), (0.75, 2), (0.7, 3))]
+    rows = []
+    for n in range(60):
+        v = centres[n % 3] + rng.standard_normal(DIM).astype(np.float32) * 0.03
+        rows.append((f"m{n}", _unit(v), f"2026-06-0{1 + n % 4}"))
+    return _index(rows)
+
+
+def test_diversity_only_reorders_the_best_scored(monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _crowded_index()
+    page = [h.id for h in index.search("zzz", Q, top_k=DIVERSITY_POOL)]
+    monkeypatch.setattr(ranking, "W_REDUNDANT", 0.0)
+    monkeypatch.setattr(ranking, "SAME_DAY_DECAY", 1.0)
+    by_score = [h.id for h in index.search("zzz", Q, top_k=DIVERSITY_POOL)]
+    assert page != by_score  # the discounts did reorder this crowded page...
+    assert set(page) == set(by_score)  # ...and surfaced nothing from further down
+
+
+def test_a_short_page_is_the_head_of_a_full_one() -> None:
+    index = _crowded_index()
+    full = index.search("zzz", Q, top_k=DIVERSITY_POOL)
+    scores = [h.score for h in full]
+    assert scores == sorted(scores, reverse=True)
+    for k in (1, 3, 5):
+        assert [h.id for h in index.search("zzz", Q, top_k=k)] == [h.id for h in full[:k]]
