@@ -65,6 +65,8 @@ if TYPE_CHECKING:
 # "Tuning"). Final values: see docs/recall.md; BM25 in the same run 0.471 / 0.558 / 0.835.
 # A rank-agreement (reciprocal rank) term was removed with the context rules: without it
 # the earlier settings scored 0.606 / 0.687 / 0.896, with it 0.602 / 0.684 / 0.897.
+# Figures above the page-diversity block were measured without it (final 0.678 / 0.750 /
+# 0.914); with it the final values score 0.671 / 0.750 / 0.924 (ADR 54).
 
 # --- channel weights --------------------------------------------------------------------
 #: Weight of the semantic channel. 0.75/0.25 (the reference vault's split) gave 0.499 /
