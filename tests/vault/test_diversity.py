@@ -132,3 +132,29 @@ def test_a_short_page_is_the_head_of_a_full_one() -> None:
     assert scores == sorted(scores, reverse=True)
     for k in (1, 3, 5):
         assert [h.id for h in index.search("zzz", Q, top_k=k)] == [h.id for h in full[:k]]
+
+
+def test_two_records_are_as_similar_as_their_closest_windows() -> None:
+    from affidavit.vault.index import VectorIndex
+
+    rng = np.random.default_rng(0)
+    sizes = [(1, 1), (2, 3), (3, 2), (4, 1)]
+    windows = {slot: rng.standard_normal((n, DIM)).astype(np.float32) for slot, n in sizes}
+    for w in windows.values():
+        w /= np.linalg.norm(w, axis=1, keepdims=True)
+    vectors = VectorIndex()
+    vectors.add_many(list(windows.items()))
+
+    def expected(order: list[int]) -> np.ndarray:
+        return np.array(
+            [
+                [
+                    (windows[a] @ windows[b].T).max() if a in windows and b in windows else 0.0
+                    for b in order
+                ]
+                for a in order
+            ]
+        )
+
+    for order in ([1, 2, 9, 3], [1, 4], [9]):  # slot 9 has no vectors (keyword-only)
+        assert np.allclose(vectors.similarity(order), expected(order), atol=1e-5)

@@ -276,15 +276,16 @@ class VectorIndex:
         """
         np = self._np
         rows = [self._rows_of.get(slot, []) for slot in slots]
-        out = np.zeros((len(slots), len(slots)))
         present = [i for i, r in enumerate(rows) if r]
-        if not present:
-            return out
         windows = self._matrix[[row for i in present for row in rows[i]]]
         gram = np.einsum("ik,jk->ij", windows, windows).astype(np.float64)
-        starts = np.cumsum([0] + [len(rows[i]) for i in present[:-1]])
-        best = np.maximum.reduceat(np.maximum.reduceat(gram, starts, axis=0), starts, axis=1)
-        out[np.ix_(present, present)] = best
+        if len(present) == len(slots) == len(windows):  # one window each: the usual memory
+            return gram
+        out = np.zeros((len(slots), len(slots)))
+        if present:
+            starts = np.cumsum([0] + [len(rows[i]) for i in present[:-1]])
+            best = np.maximum.reduceat(np.maximum.reduceat(gram, starts, axis=0), starts, axis=1)
+            out[np.ix_(present, present)] = best
         return out
 
     def search(self, query: npt.NDArray[np.float32], pool: int | None) -> dict[int, float]:

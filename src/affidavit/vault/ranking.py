@@ -47,7 +47,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -640,6 +640,8 @@ class RecallIndex:
 
     def _spread(self, best: list[Hit], want: int) -> list[Hit]:
         """``want`` of the best hits, discounted for repeating the page (vault/diversity.py)."""
+        if len(best) < 2:
+            return best[:want]
         entries = [self._entries[h.id] for h in best]
         similarity = self.vector.similarity([e.slot for e in entries])
         days = [(e.namespace, e.discovered or e.saved_at[:10]) for e in entries]
@@ -652,7 +654,9 @@ class RecallIndex:
             redundancy_from=REDUNDANT_FROM,
             same_day_decay=SAME_DAY_DECAY,
         )
-        return [replace(best[i], score=score) for i, score in picks]
+        for i, score in picks:  # the hits were made by this search: no one else holds them
+            best[i].score = score
+        return [best[i] for i, _ in picks]
 
     def bm25(self, question: str, limit: int) -> list[str]:
         """The plain BM25 baseline over the same records, as ids (benchmarks only)."""
