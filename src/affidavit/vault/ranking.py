@@ -219,6 +219,11 @@ class Entry:
     ages: bool = True
     slot: int = -1
 
+    @property
+    def day(self) -> str | None:
+        """The day the memory belongs to: when it was discovered, else when it was saved."""
+        return self.discovered or self.saved_at[:10] or None
+
 
 @dataclass(frozen=True)
 class Filters:
@@ -602,18 +607,18 @@ class RecallIndex:
             best = next((i for i in np.argsort(-totals).tolist() if admitted(i)), None)
             floor = max(floor, RELATIVE_CUT * float(totals[best])) if best is not None else floor
         # Priors and age are computed in order of each candidate's best possible score, its
-        # evidence x its prior ceiling, and only while that could still reach the page: age
-        # only shrinks a score, so once the bound is below the want-th best score nothing
+        # evidence x its prior ceiling, and only while that could still reach the pool: age
+        # only shrinks a score, so once the bound is below the pool's worst score nothing
         # further down can enter. (Scoring all ~600 candidates at 10k memories cost more
         # than the vector search itself; one ceiling for all, 1 + W_IMP + W_OPINION, still
         # let ~135 through.)
         bounds = totals * self._ceilings[slots]
         eligible = np.flatnonzero(totals >= floor)
         pool = max(want, DIVERSITY_POOL)
-        page: list[float] = []  # min-heap of the pool's best scores so far
+        pool_scores: list[float] = []  # min-heap of the pool's scores so far
         hits: list[Hit] = []
         for i in eligible[np.argsort(-bounds[eligible], kind="stable")].tolist():
-            if len(page) >= pool and bounds[i] < page[0]:
+            if len(pool_scores) >= pool and bounds[i] < pool_scores[0]:
                 break
             if not admitted(i):
                 continue
@@ -631,10 +636,10 @@ class RecallIndex:
             hits.append(
                 Hit(entry.id, score, float(totals[i]), pvs, pls, semantic.get(listed[i]), channels)
             )
-            if len(page) < pool:
-                heapq.heappush(page, score)
+            if len(pool_scores) < pool:
+                heapq.heappush(pool_scores, score)
             else:
-                heapq.heappushpop(page, score)
+                heapq.heappushpop(pool_scores, score)
         hits.sort(key=lambda h: (-h.score, h.id))
         return self._spread(hits[:pool], want)
 
@@ -644,7 +649,7 @@ class RecallIndex:
             return best[:want]
         entries = [self._entries[h.id] for h in best]
         similarity = self.vector.similarity([e.slot for e in entries])
-        days = [(e.namespace, e.discovered or e.saved_at[:10]) for e in entries]
+        days = [(e.namespace, e.day) for e in entries]
         picks = spread_order(
             [h.score for h in best],
             similarity,
@@ -665,5 +670,4 @@ class RecallIndex:
 
 def _dated(entry: Entry, dates: tuple[when.Span, ...]) -> bool:
     """Whether a memory was discovered (else saved) inside a span the question names."""
-    day = entry.discovered or entry.saved_at[:10] or None
-    return any(span.contains(day) for span in dates)
+    return any(span.contains(entry.day) for span in dates)
