@@ -37,7 +37,7 @@ from affidavit.vault import validate as check
 from affidavit.vault.audit import AuditReport
 from affidavit.vault.envelope import Payload
 from affidavit.vault.header import FORMAT_VERSION, Anchor
-from affidavit.vault.items import Change, NewItem, VaultItem
+from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
 from affidavit.vault.keys import VaultKeys
 from affidavit.vault.store import FORGOTTEN, LIVE, SHREDDED, Row, Store, db_errors
 
@@ -365,9 +365,7 @@ class Vault:
             raise NotFoundError(f"record {item_id} was forgotten")
         if state == SHREDDED:
             raise NotFoundError(f"record {item_id} was shredded")
-        raise NotFoundError(
-            f"no record {item_id} in this vault", "check the id (`affidavit export`)"
-        )
+        raise unknown_record(item_id)
 
     def items(self, kind: str | None = None, namespace: str | None = None) -> Iterator[VaultItem]:
         """Live records, oldest version first, optionally of one kind and namespace."""
@@ -599,7 +597,7 @@ class Vault:
                 self.get(item_id)  # raises the right NotFoundError
             row = store.row(item_id)
             if row is None:
-                raise NotFoundError(f"no record {item_id} in this vault")
+                raise unknown_record(item_id)
             if shred:
                 return [_Write(item_id, "shred", SHREDDED, b"", None, None)]
             record_key = envelope.unwrap_key(keys.wrap, self.vault_id, row)
