@@ -460,7 +460,9 @@ class Vault:
         """Store a batch in one transaction: all or nothing, every item validated first.
 
         Items with an ``id`` (imports) are idempotent: an identical live record is returned
-        as is; a different record under that id, or a forgotten one, is a ConflictError.
+        as is (a vector or ``saved_at`` the item leaves out is not compared: the vault
+        derived those the first time); a different record under that id, or a forgotten
+        one, is a ConflictError.
         ``progress(done, total)`` is called while the batch is sealed (for long imports).
         ``amend`` maps live record ids to fields merged into their data in the same
         transaction (a correction marks what it replaces), so a crash never leaves one
@@ -516,7 +518,7 @@ class Vault:
                     rid in self._live or rid in self._gone or rid in self._internal
                 ):
                     current = self._live.get(rid)
-                    if current is not None and _same(current, payload):
+                    if current is not None and _same(current, item, payload):
                         existing[rid] = current
                         continue
                     if current is None and skip_forgotten and rid in self._gone:
@@ -794,13 +796,18 @@ def fold_wal(path: Path | None = None) -> bool:
         store.close()
 
 
-def _same(item: VaultItem, payload: Payload) -> bool:
-    return (item.kind, item.namespace, item.saved_at, item.data, item.vector) == (
-        payload.kind,
-        payload.namespace,
-        payload.saved_at,
-        payload.data,
-        payload.vector,
+def _same(current: VaultItem, item: NewItem, payload: Payload) -> bool:
+    """Whether ``item`` (sealed as ``payload``) is the record ``current`` already holds.
+
+    What the item leaves out was filled in when it was first stored: ``saved_at`` with the
+    time of that import, the vector by embedding a row that came without one. Comparing
+    those would make importing the same file twice fail, and import is idempotent.
+    """
+    return (
+        (current.kind, current.namespace, current.data)
+        == (payload.kind, payload.namespace, payload.data)
+        and (item.saved_at is None or current.saved_at == payload.saved_at)
+        and (item.vector is None or current.vector == payload.vector)
     )
 
 

@@ -221,7 +221,7 @@ class Memory:
     def store_many(self, batch: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Store a batch: all validated first, new memories sealed in one transaction."""
         if not isinstance(batch, Sequence) or not batch:
-            raise InputError("store_many needs a non-empty list of memories")
+            raise InputError("a batch to store needs at least one memory")
         with self._lock, self.index.vector.foreground():
             self._sync()
             limit = self._max_chars()
