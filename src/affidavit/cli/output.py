@@ -3,7 +3,8 @@
 Stored data (memory text, sources, tags, relation names) may hold anything a model or an
 import wrote, including terminal escape sequences that retitle the window, hide text or
 write the clipboard (OSC 52), and rich markup such as ``[link=...]``. Human-readable output
-shows it only through :func:`shown`; ``--json`` output is exact JSON, which escapes control
+shows it only through :func:`shown` (errors and warnings too: they may quote an id, a line of
+a file or a value the user passed); ``--json`` output is exact JSON, which escapes control
 characters itself.
 """
 
@@ -53,9 +54,9 @@ def print_json(value: Any) -> None:
 
 def warn(message: str) -> None:
     """A one-line warning on stderr."""
-    stderr.print(f"affidavit: warning: {message}", markup=False)
+    stderr.print(shown(f"affidavit: warning: {message}"))
 
 
 def error(message: str) -> None:
     """A one-line error on stderr."""
-    stderr.print(f"affidavit: error: {message}", markup=False)
+    stderr.print(shown(f"affidavit: error: {message}"))
