@@ -73,7 +73,8 @@ def test_an_unparsable_file_is_refused_untouched_with_a_block_to_paste(home):
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "left it untouched" in result.stderr and "line 2" in result.stderr
     pasted = json.loads(result.stdout.split("\n", 1)[1])
-    assert pasted["mcpServers"]["affidavit"]["args"] == ["serve"]
+    vault = str(home / ".affidavit" / "vault")
+    assert pasted["mcpServers"]["affidavit"]["args"] == ["serve", "--vault", vault]
     assert config.read_text() == broken
     assert not (home / ".affidavit" / "integrate" / "backups").exists()
 
@@ -151,3 +152,44 @@ def test_all_keeps_going_past_a_broken_file_and_fails_at_the_end(home):
     assert "gemini:" in result.stderr and "some clients" in result.stderr
     assert (home / ".gemini" / "settings.json").read_text() == "{not json"
     assert "affidavit" in json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]
+
+
+MINIMAL_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+"""What MCP clients pass to the servers they start; nothing of the shell's AFFIDAVIT_* arrives."""
+
+
+def test_integrate_follows_affidavit_vault_and_says_when_there_is_none_yet(home, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "vault"
+    config = home / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    done = run_cli(["integrate", "cursor"], home, env={"AFFIDAVIT_VAULT": str(elsewhere)})
+    assert done.returncode == 0, done.stderr
+    assert f"no vault at {elsewhere} yet" in done.stderr and "affidavit init" in done.stderr
+    args = json.loads(config.read_text())["mcpServers"]["affidavit"]["args"]
+    assert args[-3:] == ["serve", "--vault", str(elsewhere)]
+
+
+def test_the_server_a_client_starts_uses_the_vault_integrate_was_given(home, tmp_path):
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    from tests.vault.conftest import create_test_vault
+
+    chosen = tmp_path / "team vault"
+    create_test_vault(chosen).close()
+    config = home / ".gemini" / "settings.json"
+    config.parent.mkdir()
+    done = run_cli(["integrate", "gemini", "--vault", str(chosen)], home)
+    assert done.returncode == 0, done.stderr
+    assert "no vault" not in done.stderr
+    entry = json.loads(config.read_text())["mcpServers"]["affidavit"]
+    minimal = {k: os.environ.get(k, "") for k in MINIMAL_ENV} | {"HOME": str(home)}
+
+    async def status() -> dict:
+        server = StdioServerParameters(command=entry["command"], args=entry["args"], env=minimal)
+        async with Client(server) as client:  # type: ignore[arg-type]
+            return dict((await client.call_tool("memory_status", {})).structured_content)
+
+    seen = asyncio.run(status())
+    assert seen["vault"] == str(chosen) and seen["locked"] is True

@@ -24,7 +24,7 @@ from affidavit.vault.memory import build_claim, check_claim
 def test_more_than_one_claim_is_refused_with_advice_to_split(text: str, why: str) -> None:
     with pytest.raises(InputError, match=why) as caught:
         check_claim(text)
-    assert "store_many" in str(caught.value) and "\n" not in str(caught.value)
+    assert "split it into single claims" in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_the_claim_limit_is_configurable_and_whitespace_is_folded() -> None:

@@ -105,7 +105,7 @@ def test_store_takes_the_recall_options(home: Path, cli_vault: dict[str, str]) -
     assert found["results"][0]["id"] == timed["id"]
     assert "semantic" in found["results"][0]["channels"]  # store embedded it
     bad = store("Steps:\n- one\n- two")
-    assert bad.returncode == 2 and "store_many" in bad.stderr
+    assert bad.returncode == 2 and "single claims" in bad.stderr and "store_many" not in bad.stderr
 
 
 def test_status_says_whether_semantic_recall_is_on(home: Path, cli_vault: dict[str, str]) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -74,6 +75,12 @@ def integrate(
     caller: str | None = typer.Option(
         None, "--caller", help="Connect as this caller (its own namespace); default: user."
     ),
+    vault: Annotated[
+        Path | None,
+        typer.Option(
+            "--vault", help="The vault the server opens (default: AFFIDAVIT_VAULT, else yours)."
+        ),
+    ] = None,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
 ) -> None:
     """Add the affidavit memory server to an MCP client's config (backup first, merged, atomic)."""
@@ -98,15 +105,34 @@ def integrate(
     if not targets:
         stdout.print("no known MCP client is installed here (see affidavit integrate --list)")
         return
+    from affidavit.core import paths
+
+    chosen = (vault or paths.vault_dir()).expanduser().absolute()
 
     def job(c: Client) -> None:
-        outcome = install.add(c, caller=caller, dry_run=dry_run)
+        outcome = install.add(c, caller=caller, vault=chosen, dry_run=dry_run)
         prefix = "would be " if dry_run and outcome.action != "unchanged" else ""
         stdout.print(f"{c.key}: {prefix}{outcome.action}: {outcome.path}", markup=False)
         if dry_run and outcome.entry_text is not None:
             stdout.print(outcome.entry_text, markup=False, end="")
 
     _run_each(targets, "integrate", job)
+    _warn_if_no_vault(chosen)
+
+
+def _warn_if_no_vault(chosen: Path) -> None:
+    """Say so when the vault the wired server will open does not exist yet."""
+    import shlex
+
+    from affidavit.core import paths
+    from affidavit.vault.header import DB_NAME
+
+    if (chosen / DB_NAME).is_file():
+        return
+    init = "affidavit init"
+    if chosen != (paths.affidavit_home() / "vault").expanduser().absolute():
+        init = f"AFFIDAVIT_VAULT={shlex.quote(str(chosen))} {init}"
+    warn(f"no vault at {chosen} yet: run `{init}` before the client starts the server")
 
 
 def _report(result: object, dry_run: bool, empty: str) -> None:

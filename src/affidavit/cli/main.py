@@ -65,6 +65,25 @@ for _module in (packs, vault, audit, recall, memory_server, integrate, proxy, de
     _module.register(app)
 
 
+def _text_taken_for_an_option(exc: click.exceptions.ClickException) -> str | None:
+    """The error for text that begins with '-' (``store "-5 degrees ..."``), else None.
+
+    Click reads any word that starts with '-' as an option; for a command that takes text,
+    an unknown "option" that resembles no real one is most likely that text, and the way out
+    (``--`` before it) is not something a first-time user knows.
+    """
+    if not isinstance(exc, click.exceptions.NoSuchOption) or exc.possibilities:
+        return None
+    ctx = exc.ctx
+    if ctx is None or not any(p.param_type_name == "argument" for p in ctx.command.params):
+        return None
+    word, path = exc.option_name, ctx.command_path
+    return (
+        f"{word} is not an option of `{path}`; if it begins your text, put -- before the "
+        f"text so it is not read as an option: {path} [OPTIONS] -- '{word} ...'"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; never let a traceback reach a user for a failure they can fix."""
     offline.install_if_requested()
@@ -77,7 +96,11 @@ def main(argv: list[str] | None = None) -> None:
         error("aborted")
         sys.exit(130)
     except click.exceptions.ClickException as exc:
-        exc.show()
+        dashed = _text_taken_for_an_option(exc)
+        if dashed is None:
+            exc.show()
+        else:
+            error(dashed)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         error("interrupted")

@@ -1,15 +1,49 @@
-"""How the CLI talks to people and scripts: data on stdout, everything else on stderr."""
+"""How the CLI talks to people and scripts: data on stdout, everything else on stderr.
+
+Stored data (memory text, sources, tags, relation names) may hold anything a model or an
+import wrote, including terminal escape sequences that retitle the window, hide text or
+write the clipboard (OSC 52), and rich markup such as ``[link=...]``. Human-readable output
+shows it only through :func:`shown` (errors and warnings too: they may quote an id, a line of
+a file or a value the user passed); ``--json`` output is exact JSON, which escapes control
+characters itself.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+#: C0 and C1 controls, DEL, and the bidirectional overrides and isolates that reorder what a
+#: terminal shows ("Trojan Source").
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control picture: ESC shows as ␛
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(value: object) -> str:
+    """``value`` as text whose control characters are shown, not obeyed by the terminal."""
+    return _UNSAFE.sub(_picture, str(value))
+
+
+def shown(value: object) -> Text:
+    """Stored data ready for a console or a table cell: controls visible, never markup."""
+    return Text(visible(value))
 
 
 def print_json(value: Any) -> None:
@@ -20,9 +54,9 @@ def print_json(value: Any) -> None:
 
 def warn(message: str) -> None:
     """A one-line warning on stderr."""
-    stderr.print(f"affidavit: warning: {message}", markup=False)
+    stderr.print(shown(f"affidavit: warning: {message}"))
 
 
 def error(message: str) -> None:
     """A one-line error on stderr."""
-    stderr.print(f"affidavit: error: {message}", markup=False)
+    stderr.print(shown(f"affidavit: error: {message}"))

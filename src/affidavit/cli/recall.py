@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from affidavit.cli.output import print_json, stdout, warn
+from affidavit.cli.output import print_json, shown, stdout, warn
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -58,7 +58,7 @@ def _memories_table(rows: list[dict[str, Any]], *, scored: bool) -> None:
             text += f"  (superseded by {r['superseded_by']})"
         date = r.get("discovered") or r["saved_at"][:10]
         cells = [r["id"], text, r.get("source") or "", date, ", ".join(r.get("tags", []))]
-        table.add_row(*([f"{r['score']:.3f}"] if scored else []), *cells)
+        table.add_row(*([f"{r['score']:.3f}"] if scored else []), *map(shown, cells))
     stdout.print(table)
 
 
@@ -210,9 +210,8 @@ def relations(
         table.add_column(name, overflow="fold")
     for r in result["relations"]:
         window = f"{r.get('valid_from') or '…'} → {r.get('valid_to') or '…'}"
-        table.add_row(
-            r["id"], r["subject"], r["predicate"], r["object"], window, r.get("src_id") or ""
-        )
+        cells = (r["id"], r["subject"], r["predicate"], r["object"], window, r.get("src_id") or "")
+        table.add_row(*map(shown, cells))
     stdout.print(table)
     if result["truncated"]:
         stdout.print(f"showing {limit} of {result['total']}; raise --limit", markup=False)

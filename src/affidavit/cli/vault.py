@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from affidavit.cli import passphrase
-from affidavit.cli.output import print_json, stderr, stdout, warn
+from affidavit.cli.output import print_json, shown, stderr, stdout, warn
 from affidavit.core.errors import InputError, LockedError, UsageError
 
 if TYPE_CHECKING:
@@ -293,9 +293,11 @@ def get(
     item_id: str = typer.Argument(..., help="The record id."), as_json: bool = JSON_OPT
 ) -> None:
     """Show one record."""
+    from affidavit.vault.acl import Access
+
     vault = open_vault()
     try:
-        item = vault.get(item_id)
+        item = Access(vault).readable(item_id)
     finally:
         vault.close()
     if as_json:
@@ -304,7 +306,7 @@ def get(
     data = dict(item.data)
     text = data.pop("text", None)
     if text is not None:
-        stdout.print(text, markup=False)
+        stdout.print(shown(text))
     for key, value in [
         ("id", item.id),
         ("kind", item.kind),
@@ -312,8 +314,8 @@ def get(
         ("saved", item.saved_at),
         *sorted(data.items()),
     ]:
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
-        stdout.print(f"  {key}: {shown}", markup=False)
+        joined = ", ".join(map(str, value)) if isinstance(value, list) else value
+        stdout.print(shown(f"  {key}: {joined}"))
 
 
 def forget(
@@ -324,9 +326,11 @@ def forget(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Forget a record (with --shred, crypto-shred it)."""
+    from affidavit.vault.recall import Memory
+
     vault = open_vault()
     try:
-        vault.forget(item_id, shred=shred)
+        Memory(vault).forget(item_id, shred=shred)
     finally:
         vault.close()
     if as_json:

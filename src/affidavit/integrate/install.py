@@ -4,6 +4,10 @@ Adding merges one entry into the server map (other servers and settings stay as 
 existing ``affidavit`` entry keeps the keys the user added to it, such as ``env``). Removing
 restores the backup byte for byte when the file is still exactly what we wrote; when the user
 edited it since, only our entry is removed, so their edits survive.
+
+The entry names the vault by absolute path (``serve --vault PATH``): a client starts the server
+with a minimal environment (no ``AFFIDAVIT_VAULT``, sometimes another ``HOME``), so a server
+left to find the vault itself could open a different one than the user chose.
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ class Outcome:
     entry_text: str | None = None  # our entry alone, as the file would hold it (dry runs)
 
 
-def server_args(caller: str | None) -> tuple[str, list[str]]:
+def server_args(caller: str | None, vault: Path | None = None) -> tuple[str, list[str]]:
     """The absolute command and arguments of the ``affidavit serve`` entry."""
     command, prefix = affidavit_command()
     args = [*prefix, "serve"]
     if caller:
         args += ["--caller", caller]
+    if vault is not None:
+        args += ["--vault", str(Path(vault).expanduser().absolute())]
     return command, args
 
 
@@ -42,13 +48,14 @@ def add(
     client: Client,
     *,
     caller: str | None = None,
+    vault: Path | None = None,
     dry_run: bool = False,
     home: Path | None = None,
     env: Env | None = None,
 ) -> Outcome:
     """Write (or update) the affidavit server entry in ``client``'s config."""
     path = client.config_path(home=home, env=env)
-    command, args = server_args(caller)
+    command, args = server_args(caller, vault)
     snippet = client.snippet(SERVER_NAME, command, args)
     loaded = configfile.load(client, path, snippet)
     wanted = client.stdio_entry(SERVER_NAME, command, args)

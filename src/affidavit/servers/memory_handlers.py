@@ -76,7 +76,7 @@ class MemoryTools:
 
         vault = Vault.open(self.vault_path, passphrase=passphrase)
         try:
-            memory = Memory(vault)
+            memory = Memory(vault, caller=self.caller)
         except BaseException:
             vault.close()
             raise
@@ -131,9 +131,6 @@ class MemoryTools:
             return None
         return grants.readable(self.caller, self._namespaces(memory))
 
-    def _visible(self, memory: Memory, namespace: str) -> bool:
-        return self._grants(memory).mode(self.caller, namespace) != "none"
-
     # -- tools --------------------------------------------------------------------------------
 
     def memory_store(self, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,7 +138,7 @@ class MemoryTools:
         return self.memory_store_many({"facts": [dict(args)]})["results"][0]
 
     def memory_store_many(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Store a batch: defaults filled, every namespace's grant checked, then all-or-nothing."""
+        """Store a batch: defaults filled, then all-or-nothing (grants checked by ``Memory``)."""
         defaults = {k: args[k] for k in ("source", "namespace", "discovered") if k in args}
         facts = [{**defaults, **fact} for fact in args["facts"]]
         for index, fact in enumerate(facts):
@@ -153,17 +150,11 @@ class MemoryTools:
                 )
 
         def run(memory: Memory) -> dict[str, Any]:
-            grants = self._grants(memory)
-            for index, fact in enumerate(facts):
-                try:
-                    grants.require_write(self.caller, fact["namespace"])
-                except PolicyError as exc:
-                    prefix = f"facts[{index}]: " if len(facts) > 1 else ""
-                    raise PolicyError(prefix + exc.message, exc.hint) from None
             try:
                 results = memory.store_many(facts)
-            except InputError as exc:  # name the entry the way the caller sent it
-                raise InputError(_BATCH_INDEX.sub(r"facts[\1]: ", exc.message), exc.hint) from None
+            except (InputError, PolicyError) as exc:  # name the entry the way the caller sent it
+                message = _BATCH_INDEX.sub(r"facts[\1]: ", exc.message)
+                raise type(exc)(message, exc.hint) from None
             return {"results": [_store_result(r, f) for r, f in zip(results, facts, strict=True)]}
 
         return self._call(run)
@@ -194,21 +185,11 @@ class MemoryTools:
 
         return self._call(run)
 
-    def _get_visible(self, memory: Memory, item_id: str) -> dict[str, Any]:
-        """A memory or relation by id, as if absent when the caller may not read it."""
-        found = memory.get(item_id)
-        if not self._visible(memory, str(found.get("namespace"))):
-            raise NotFoundError(
-                f"no memory {item_id} that caller {self.caller!r} may read",
-                "check the id (memory_search or memory_recent list ids)",
-            )
-        return found
-
     def memory_get(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """One memory by id."""
 
         def run(memory: Memory) -> dict[str, Any]:
-            found = self._get_visible(memory, args["id"])
+            found = memory.get(args["id"])
             if "predicate" in found:
                 raise NotFoundError(
                     f"{args['id']} is a relation, not a memory",
@@ -242,12 +223,10 @@ class MemoryTools:
         shred = bool(args.get("shred", False))
 
         def run(memory: Memory) -> dict[str, Any]:
-            found = self._get_visible(memory, args["id"])
-            if "predicate" in found:
+            if "predicate" in memory.get(args["id"]):
                 raise NotFoundError(
                     f"{args['id']} is a relation", "use memory_unlink to remove relations"
                 )
-            self._grants(memory).require_write(self.caller, str(found["namespace"]))
             done = memory.forget(args["id"], shred=shred)
             return {"forgotten": True, "id": args["id"], "shredded": bool(done.get("shredded"))}
 
@@ -258,9 +237,6 @@ class MemoryTools:
         namespace = args.get("namespace", self.namespace)
 
         def run(memory: Memory) -> dict[str, Any]:
-            self._grants(memory).require_write(self.caller, namespace)
-            if "src_id" in args:
-                self._get_visible(memory, args["src_id"])
             made = memory.link(
                 args["subject"],
                 args["predicate"],
@@ -299,13 +275,11 @@ class MemoryTools:
         """Remove one relation the caller may write."""
 
         def run(memory: Memory) -> dict[str, Any]:
-            found = self._get_visible(memory, args["relation_id"])
-            if "predicate" not in found:
+            if "predicate" not in memory.get(args["relation_id"]):
                 raise NotFoundError(
                     f"{args['relation_id']} is a memory, not a relation",
                     "use memory_forget to delete memories",
                 )
-            self._grants(memory).require_write(self.caller, str(found["namespace"]))
             memory.unlink(args["relation_id"])
             return {"removed": True, "relation_id": args["relation_id"]}
 

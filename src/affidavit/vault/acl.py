@@ -15,15 +15,24 @@ while a named agent cannot overwrite another's notes):
 Lookup order: the exact (caller, namespace) grant, then the caller's ``*`` grant, then the
 default above. ``none`` hides a namespace completely: its memories are never searched, listed
 or returned to that caller.
+
+Every call that names a record by id goes through :class:`Access` (the recall layer does it,
+so the CLI, caller ``user``, and every MCP server get the same checks): changing a record
+needs ``rw`` on *its* namespace, and a record the caller cannot see is answered exactly like
+an id the vault never held. See docs/adr/0064-namespace-access-by-id.md.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from affidavit.core.errors import InputError, PolicyError
+from affidavit.core.errors import InputError, NotFoundError, PolicyError
+from affidavit.vault.items import unknown_record
+
+if TYPE_CHECKING:
+    from affidavit.vault.items import VaultItem
 
 Mode = Literal["rw", "ro", "none"]
 MODES: tuple[Mode, ...] = ("rw", "ro", "none")
@@ -40,6 +49,12 @@ class Settings(Protocol):
     def get_setting(self, key: str, default: Any = None) -> Any: ...
 
     def set_setting(self, key: str, value: Any) -> None: ...
+
+
+class Records(Settings, Protocol):
+    """The part of :class:`affidavit.vault.Vault` that :class:`Access` needs."""
+
+    def get(self, item_id: str) -> VaultItem: ...
 
 
 def check_name(value: str, what: str) -> str:
@@ -94,6 +109,12 @@ class Grants:
             return found
         return default_mode(caller, namespace)
 
+    def writes_everywhere(self, caller: str) -> bool:
+        """Whether ``caller`` may write every namespace, even one no grant names yet."""
+        rules = self.table.get(caller, {})
+        fallback = rules.get(ALL, "rw" if caller == DEFAULT_CALLER else None)
+        return fallback == "rw" and all(mode == "rw" for mode in rules.values())
+
     def hides_any(self, caller: str) -> bool:
         """Whether some grant takes ``caller``'s read access away (only ``none`` does)."""
         return "none" in self.table.get(caller, {}).values()
@@ -119,6 +140,54 @@ class Grants:
                 f"write to your own namespace {default_namespace(caller)!r}, or the user can "
                 f"allow it with `affidavit grant {caller} {namespace} rw`",
             )
+
+
+class Access:
+    """One caller's rights over the records of one vault: the check every id-taking call makes.
+
+    Grants are read from the vault's sealed settings at each check, so a grant set meanwhile
+    applies to the next call.
+    """
+
+    def __init__(self, vault: Records, caller: str = DEFAULT_CALLER) -> None:
+        self.vault = vault
+        self.caller = check_name(caller, "caller")
+
+    def grants(self) -> Grants:
+        """The grant table as it is sealed in the vault right now."""
+        return Grants.load(self.vault)
+
+    def require_write(self, namespace: str) -> None:
+        """PolicyError unless this caller may write ``namespace``."""
+        self.grants().require_write(self.caller, namespace)
+
+    def readable(self, item_id: str) -> VaultItem:
+        """The live record ``item_id``, answered like an unknown id if the caller cannot see it.
+
+        A caller that some namespace is hidden from also gets the unknown-id answer for ids
+        that were forgotten or shredded: their namespace is sealed away with their content,
+        so "was forgotten" could confirm that a hidden record once existed.
+        """
+        grants = self.grants()
+        try:
+            item = self.vault.get(item_id)
+        except NotFoundError:
+            if grants.hides_any(self.caller):
+                raise unknown_record(item_id) from None
+            raise
+        if grants.mode(self.caller, item.namespace) == "none":
+            raise unknown_record(item_id)
+        return item
+
+    def writable(self, item_id: str) -> VaultItem:
+        """The live record ``item_id`` if this caller may change it (``rw`` on its namespace)."""
+        item = self.readable(item_id)
+        self.require_write(item.namespace)
+        return item
+
+    def writes_everywhere(self) -> bool:
+        """Whether this caller may write any namespace (needed to shred a forgotten record)."""
+        return self.grants().writes_everywhere(self.caller)
 
 
 def grant(vault: Settings, caller: str, namespace: str, mode: str) -> Grants:

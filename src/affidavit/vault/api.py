@@ -37,7 +37,7 @@ from affidavit.vault import validate as check
 from affidavit.vault.audit import AuditReport
 from affidavit.vault.envelope import Payload
 from affidavit.vault.header import FORMAT_VERSION, Anchor
-from affidavit.vault.items import Change, NewItem, VaultItem
+from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
 from affidavit.vault.keys import VaultKeys
 from affidavit.vault.store import FORGOTTEN, LIVE, SHREDDED, Row, Store, db_errors
 
@@ -365,9 +365,7 @@ class Vault:
             raise NotFoundError(f"record {item_id} was forgotten")
         if state == SHREDDED:
             raise NotFoundError(f"record {item_id} was shredded")
-        raise NotFoundError(
-            f"no record {item_id} in this vault", "check the id (`affidavit export`)"
-        )
+        raise unknown_record(item_id)
 
     def items(self, kind: str | None = None, namespace: str | None = None) -> Iterator[VaultItem]:
         """Live records, oldest version first, optionally of one kind and namespace."""
@@ -462,7 +460,9 @@ class Vault:
         """Store a batch in one transaction: all or nothing, every item validated first.
 
         Items with an ``id`` (imports) are idempotent: an identical live record is returned
-        as is; a different record under that id, or a forgotten one, is a ConflictError.
+        as is (a vector or ``saved_at`` the item leaves out is not compared: the vault
+        derived those the first time); a different record under that id, or a forgotten
+        one, is a ConflictError.
         ``progress(done, total)`` is called while the batch is sealed (for long imports).
         ``amend`` maps live record ids to fields merged into their data in the same
         transaction (a correction marks what it replaces), so a crash never leaves one
@@ -518,7 +518,7 @@ class Vault:
                     rid in self._live or rid in self._gone or rid in self._internal
                 ):
                     current = self._live.get(rid)
-                    if current is not None and _same(current, payload):
+                    if current is not None and _same(current, item, payload):
                         existing[rid] = current
                         continue
                     if current is None and skip_forgotten and rid in self._gone:
@@ -599,7 +599,7 @@ class Vault:
                 self.get(item_id)  # raises the right NotFoundError
             row = store.row(item_id)
             if row is None:
-                raise NotFoundError(f"no record {item_id} in this vault")
+                raise unknown_record(item_id)
             if shred:
                 return [_Write(item_id, "shred", SHREDDED, b"", None, None)]
             record_key = envelope.unwrap_key(keys.wrap, self.vault_id, row)
@@ -796,13 +796,18 @@ def fold_wal(path: Path | None = None) -> bool:
         store.close()
 
 
-def _same(item: VaultItem, payload: Payload) -> bool:
-    return (item.kind, item.namespace, item.saved_at, item.data, item.vector) == (
-        payload.kind,
-        payload.namespace,
-        payload.saved_at,
-        payload.data,
-        payload.vector,
+def _same(current: VaultItem, item: NewItem, payload: Payload) -> bool:
+    """Whether ``item`` (sealed as ``payload``) is the record ``current`` already holds.
+
+    What the item leaves out was filled in when it was first stored: ``saved_at`` with the
+    time of that import, the vector by embedding a row that came without one. Comparing
+    those would make importing the same file twice fail, and import is idempotent.
+    """
+    return (
+        (current.kind, current.namespace, current.data)
+        == (payload.kind, payload.namespace, payload.data)
+        and (item.saved_at is None or current.saved_at == payload.saved_at)
+        and (item.vector is None or current.vector == payload.vector)
     )
 
 

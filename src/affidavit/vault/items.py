@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from affidavit.core.errors import NotFoundError
+
 
 @dataclass(frozen=True, slots=True)
 class VaultItem:
@@ -60,3 +62,14 @@ class Change:
     id: str
     seq: int
     item: VaultItem | None
+
+
+def unknown_record(item_id: str) -> NotFoundError:
+    """The one answer for an id the vault does not hold.
+
+    Also the answer for a record a caller may not see (:class:`affidavit.vault.acl.Access`), so
+    the two cannot be told apart: the same words, byte for byte.
+    """
+    return NotFoundError(
+        f"no record {item_id} in this vault", "check the id: search and recent list memory ids"
+    )

@@ -41,23 +41,34 @@ def _add_months(day: date, months: int) -> date:
 
 
 def parse_expires(value: Any, today: date | None = None, where: str = "") -> str:
-    """``expires`` as a date, or a duration from today: 14d, 2w, 3m, 1y."""
+    """``expires`` as a date, or a duration from today: 14d, 2w, 3m, 1y; never in the past.
+
+    A memory that expired before it was stored would be stored, swept at once and reported
+    as stored: refused here instead, before anything is written. Today is allowed (the
+    expiry day itself is live).
+    """
     today = today or today_utc()
+    end = _expiry_day(value, today, where)
+    if end < today:
+        raise InputError(
+            f"{where}expires {value!r} is in the past (today is {today.isoformat()} UTC)",
+            "give the last day the memory holds, today or later, or leave expires out",
+        )
+    return end.isoformat()
+
+
+def _expiry_day(value: Any, today: date, where: str) -> date:
     if isinstance(value, str):
         match = _DURATION.fullmatch(value.strip().lower())
         if match:
             n, unit = int(match.group(1)), match.group(2)
             if unit == "d":
-                end = today + timedelta(days=n)
-            elif unit == "w":
-                end = today + timedelta(weeks=n)
-            elif unit == "m":
-                end = _add_months(today, n)
-            else:
-                end = _add_months(today, 12 * n)
-            return end.isoformat()
+                return today + timedelta(days=n)
+            if unit == "w":
+                return today + timedelta(weeks=n)
+            return _add_months(today, n if unit == "m" else 12 * n)
         try:
-            return date.fromisoformat(value.strip()[:10]).isoformat()
+            return date.fromisoformat(value.strip()[:10])
         except ValueError:
             pass
     raise InputError(

@@ -3,7 +3,7 @@
 A memory is one claim with a source and dates. Agents left to themselves write bulleted
 session logs; a log is found by none of its claims and cannot be superseded claim by claim,
 so :func:`check_claim` refuses lists, headings, paragraphs and anything longer than the
-configured limit, with advice to split (``store_many`` takes the pieces in one call).
+configured limit, with advice to split it into single claims.
 Imported rows (``import``, the retrieval benchmark) bypass the authoring rules: they were
 written elsewhere and are kept verbatim.
 
@@ -80,7 +80,7 @@ def check_claim(text: Any, max_chars: int = DEFAULT_MAX_CHARS, where: str = "") 
             f"{where}a memory needs a non-empty 'text'", "say the one thing worth remembering"
         )
     text = text.strip()
-    split = "split it into single claims and store them with store_many"
+    split = "split it into single claims and store each one as its own memory"
     if _HEADING.search(text):
         raise InputError(f"{where}a memory cannot contain a heading", split)
     if _LIST_LINE.search(text) and "\n" in text:

@@ -3,7 +3,7 @@
 Public API (plain dicts in and out, so an MCP tool result is ``json.dumps`` of the return)::
 
     from affidavit.vault.recall import Memory
-    m = Memory(vault)                      # or Memory.open(path=None): Vault.open + index
+    m = Memory(vault, caller="user")       # or Memory.open(path=None): Vault.open + index
     m.store(text=..., source=..., namespace=..., tags=[...], discovered="YYYY-MM-DD",
             expires="2026-09-03" | "14d" | "2w" | "3m" | "1y", importance=0.8,
             kind="fact" | "opinion", supersedes=None | [] | [ids], quarantined=False)
@@ -25,6 +25,11 @@ Public API (plain dicts in and out, so an MCP tool result is ``json.dumps`` of t
     m.status() -> vault status + {"semantic", "model", "indexed", "vector_index"}
     m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits)
 
+Every write checks the caller's grants (:class:`affidavit.vault.acl.Access`): ``rw`` on the
+namespace written and on every record changed (superseded, forgotten, unlinked); a record the
+caller cannot see is answered like an unknown id. The CLI is caller ``user``; each MCP server
+is the caller it was started as.
+
 Why a facade: the vault stores sealed records and knows nothing of ranking; the indexes
 know nothing of the vault. ``Memory`` keeps the RAM index in step with the vault through
 the vault's change listener (own writes and other processes' writes alike), calls
@@ -44,8 +49,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.clock import utc_iso
-from affidavit.core.errors import InputError, NotFoundError
-from affidavit.vault import graph, lifecycle, ranking
+from affidavit.core.errors import InputError, NotFoundError, PolicyError
+from affidavit.vault import acl, graph, lifecycle, ranking
 from affidavit.vault import memory as model
 from affidavit.vault.api import new_id
 from affidavit.vault.embedder import (
@@ -116,8 +121,11 @@ def _jaccard(a: str, b: str) -> float:
 class Memory:
     """Recall, lifecycle and graph over one open vault (thread-safe)."""
 
-    def __init__(self, vault: Vault, *, embedder: Embedder | None = _AUTO) -> None:
+    def __init__(
+        self, vault: Vault, *, embedder: Embedder | None = _AUTO, caller: str = acl.DEFAULT_CALLER
+    ) -> None:
         self.vault = vault
+        self.access = acl.Access(vault, caller)
         self._embedder = None if embedder is _AUTO else embedder
         self._embedder_ready = embedder is not _AUTO
         self._index: RecallIndex | None = None
@@ -213,7 +221,7 @@ class Memory:
     def store_many(self, batch: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Store a batch: all validated first, new memories sealed in one transaction."""
         if not isinstance(batch, Sequence) or not batch:
-            raise InputError("store_many needs a non-empty list of memories")
+            raise InputError("a batch to store needs at least one memory")
         with self._lock, self.index.vector.foreground():
             self._sync()
             limit = self._max_chars()
@@ -226,6 +234,7 @@ class Memory:
             replaced: dict[str, int] = {}  # superseded id -> the item that replaces it
             for i, claim in enumerate(claims):
                 where = f"item {i}: " if len(claims) > 1 else ""
+                self._require_write(claim.namespace, where)
                 self._check_supersedes(claim, where)
                 for old in claim.supersedes or ():
                     if replaced.setdefault(old, i) != i:
@@ -291,16 +300,29 @@ class Memory:
     def _embed(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
         return self.embedder.embed_windows(texts) if self.embedder is not None else None
 
+    def _require_write(self, namespace: str, where: str) -> None:
+        try:
+            self.access.require_write(namespace)
+        except PolicyError as exc:
+            raise PolicyError(where + exc.message, exc.hint) from None
+
     def _check_supersedes(self, claim: model.Claim, where: str) -> None:
+        """Each superseded id: a live memory the caller may see and write, not replaced yet.
+
+        A correction takes the old memory out of recall, so it needs the same right as
+        forgetting it: ``rw`` on the old memory's namespace, whichever namespace the
+        correction itself goes to.
+        """
         for old in claim.supersedes or ():
             try:
-                item = self.vault.get(old)
+                item = self.access.readable(old)
             except NotFoundError as exc:
                 raise InputError(
                     f"{where}supersedes {old}: {exc.message}", "pass ids of live memories"
-                ) from exc
+                ) from None
             if item.kind != MEMORY:
                 raise InputError(f"{where}supersedes {old}: that record is not a memory")
+            self._require_write(item.namespace, where)
             if item.data.get("superseded_by"):
                 raise InputError(
                     f"{where}{old} is already superseded by {item.data['superseded_by']}",
@@ -465,7 +487,7 @@ class Memory:
         """One memory or relation by id (superseded memories included)."""
         with self._lock:
             self._sync()
-            item = self.vault.get(item_id)
+            item = self.access.readable(item_id)
             if item.kind == graph.RELATION:
                 return graph.edge_view(item)
             if item.kind != MEMORY:
@@ -492,9 +514,18 @@ class Memory:
     # -- forgetting and expiry ---------------------------------------------------------------
 
     def forget(self, item_id: str, *, shred: bool = False) -> dict[str, Any]:
-        """Forget a memory (``shred``: destroy its key and ciphertext)."""
+        """Forget a record the caller may write (``shred``: destroy its key and ciphertext).
+
+        Shredding a record that is already forgotten needs write access everywhere: its
+        namespace is sealed away with its content.
+        """
         with self._lock:
             self._sync()
+            try:
+                self.access.writable(item_id)
+            except NotFoundError:
+                if not (shred and self.access.writes_everywhere()):
+                    raise
             self.vault.forget(item_id, shred=shred)
             return {"id": item_id, "forgotten": True, "shredded": shred}
 
@@ -529,6 +560,7 @@ class Memory:
         )
         with self._lock:
             self._sync()
+            self.access.require_write(namespace)
             if src_id is not None:
                 self.get(src_id)
             existing = graph.same_edge(self.vault.items(graph.RELATION), namespace, data)
@@ -549,7 +581,7 @@ class Memory:
         """Delete one edge by id."""
         with self._lock:
             self._sync()
-            graph.require_edge(self.vault.get(item_id))
+            graph.require_edge(self.access.writable(item_id))
             self.vault.forget(item_id)
             return {"id": item_id, "unlinked": True}
 

@@ -5,6 +5,11 @@ WAL mode lets readers run while one writer commits; ``synchronous=FULL`` makes e
 acknowledged commit survive power loss; ``secure_delete`` overwrites freed content with
 zeros, which forget --shred relies on. Only sealed bytes and small integers go in (see
 ``docs/FORMAT.md``). Every SQLite failure leaves this module as a typed error with one line.
+
+A full disk is not damage: a write that finds no room fails as a whole (SQLite rolls the
+transaction back; a checkpoint that cannot finish leaves the write-ahead log in place), so it
+is reported as a full disk with the vault intact, never as corruption with advice to restore
+a backup, which would throw away everything stored since.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from typing import NamedTuple
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir
 from affidavit.core.errors import (
+    AffidavitError,
     ConflictError,
+    ExternalError,
     IntegrityError,
     NotFoundError,
     UnsupportedError,
@@ -33,6 +40,13 @@ LIVE = 1
 FORGOTTEN = 2
 SHREDDED = 3
 STATES = (LIVE, FORGOTTEN, SHREDDED)
+
+#: SQLite's codes for "no room": the disk is full (ENOSPC), or a write, a file extension or
+#: the shared-memory index failed for want of space, a quota (EDQUOT) or the file-size limit
+#: (EFBIG); SQLite reports all but ENOSPC as I/O errors of that write.
+NO_ROOM = frozenset(
+    {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_TRUNCATE"}
+)
 
 
 class Row(NamedTuple):
@@ -58,25 +72,31 @@ def db_errors(path: Path) -> Iterator[None]:
     """Turn SQLite exceptions into the project's one-line typed errors."""
     try:
         yield
-    except sqlite3.OperationalError as exc:
-        detail = _one_line(exc)
+    except (sqlite3.Error, UnicodeError) as exc:  # garbled bytes where text belongs, too
+        raise _typed(exc, path) from None
+
+
+def _typed(exc: sqlite3.Error | UnicodeError, path: Path) -> AffidavitError:
+    """The typed error for one SQLite failure (see the module docstring on a full disk)."""
+    detail = _one_line(exc)
+    if getattr(exc, "sqlite_errorname", None) in NO_ROOM:
+        return ExternalError(
+            f"the disk holding the vault at {path.parent} is full, over quota or at a file-size "
+            f"limit ({detail}); nothing was stored and the vault is intact",
+            "free some space, then retry",
+        )
+    if isinstance(exc, sqlite3.OperationalError):
         text = detail.lower()
         if "locked" in text or "busy" in text:
-            raise ConflictError(
+            return ConflictError(
                 f"the vault at {path.parent} is busy (another process holds it)",
                 "retry in a moment",
-            ) from None
+            )
         if "readonly" in text or "unable to open" in text or "disk i/o" in text:
-            raise IntegrityError(f"cannot use the vault file {path}: {detail}") from None
-        raise IntegrityError(
-            f"the vault file {path} is corrupt or truncated ({detail})",
-            "restore it from a backup",
-        ) from None
-    except (sqlite3.Error, UnicodeError) as exc:  # garbled bytes where text belongs, too
-        raise IntegrityError(
-            f"the vault file {path} is corrupt or truncated ({_one_line(exc)})",
-            "restore it from a backup",
-        ) from None
+            return IntegrityError(f"cannot use the vault file {path}: {detail}")
+    return IntegrityError(
+        f"the vault file {path} is corrupt or truncated ({detail})", "restore it from a backup"
+    )
 
 
 def _one_line(exc: BaseException, limit: int = 120) -> str:
@@ -217,11 +237,12 @@ class Store:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
+                self.conn.execute("COMMIT")  # a failed COMMIT (no room) is rolled back too
             except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

@@ -83,7 +83,7 @@ def test_grants_are_sealed_set_by_the_cli_and_apply_to_a_running_server(setup):
             assert cli.returncode == 0, cli.stderr
             hidden = body(await scratch.call_tool("memory_search", {"query": "payroll export"}))
             assert hidden["results"] == []
-            assert "may read" in error_text(
+            assert "no record" in error_text(
                 await scratch.call_tool("memory_get", {"id": secret["id"]})
             )
             named = await scratch.call_tool(

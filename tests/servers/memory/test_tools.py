@@ -290,3 +290,24 @@ def test_the_kind_filter_is_applied_before_the_page_is_cut(setup):
             assert [r["id"] for r in only["results"]] == [opinion["id"]]
 
     run(scenario)
+
+
+def test_a_memory_that_expired_before_it_was_stored_is_refused_not_stored(setup):
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env(**LIGHT)) as client:
+            refused = await client.call_tool(
+                "memory_store",
+                {"text": "The gate code is 4411.", "source": "s", "expires": "2020-03-01"},
+            )
+            assert "in the past" in error_text(refused)  # was: stored true, then swept
+            batch = await client.call_tool(
+                "memory_store_many",
+                {
+                    "source": "s",
+                    "facts": [{"text": "First fact."}, {"text": "Old.", "expires": "2020-03-01"}],
+                },
+            )
+            assert "facts[1]" in error_text(batch) and "in the past" in error_text(batch)
+            assert body(await client.call_tool("memory_recent", {}))["results"] == []
+
+    run(scenario)
