@@ -161,50 +161,71 @@ def _nothing_unlocked(env: dict[str, str]) -> None:
     assert not (Path(env["AFFIDAVIT_VAULT"]) / "unlock.cred").exists()
 
 
-@as_root
-def test_a_session_directory_planted_by_another_user_is_refused(
-    home: Path, shared: Path, env: dict[str, str]
-) -> None:
-    planted = shared / f"affidavit-{UID}"
+def _another_users(planted: Path, tmp_path: Path) -> Path:
+    if os.geteuid() != 0:
+        pytest.skip("planting another user's directory needs root")
     planted.mkdir()
     planted.chmod(0o777)
     os.chown(planted, OTHER_UID, OTHER_UID)
-    _refused(run_cli(["unlock"], home, env=env), str(planted), f"uid {OTHER_UID}")
-    assert list(planted.iterdir()) == []
-    assert planted.stat().st_mode & 0o777 == 0o777 and planted.stat().st_uid == OTHER_UID
-    _nothing_unlocked(env)
+    return planted
 
 
-def test_a_session_directory_with_a_loose_mode_is_refused(
-    home: Path, shared: Path, env: dict[str, str]
-) -> None:
-    planted = shared / f"affidavit-{UID}"
+def _loose(planted: Path, tmp_path: Path) -> Path:
     planted.mkdir()
     planted.chmod(0o777)
-    _refused(run_cli(["unlock"], home, env=env), "0777", "0700")
-    assert list(planted.iterdir()) == []
-    _nothing_unlocked(env)
+    return planted
 
 
-def test_a_symlink_planted_in_place_of_the_session_directory_is_refused(
-    home: Path, shared: Path, env: dict[str, str], tmp_path: Path
-) -> None:
+def _symlink_to_disk(planted: Path, tmp_path: Path) -> Path:
     on_disk = tmp_path / "on-disk"
     on_disk.mkdir(mode=0o700)
-    (shared / f"affidavit-{UID}").symlink_to(on_disk)
-    _refused(run_cli(["unlock"], home, env=env), "symbolic link")
-    assert list(on_disk.iterdir()) == []
+    planted.symlink_to(on_disk)
+    return on_disk
+
+
+@pytest.mark.parametrize(
+    ("plant", "words"),
+    [
+        (_another_users, [f"uid {OTHER_UID}", "not by you"]),
+        (_loose, ["0777", "0700"]),
+        (_symlink_to_disk, ["symbolic link"]),
+    ],
+    ids=["another-users-directory", "loose-mode", "symlink-to-disk"],
+)
+def test_a_planted_session_directory_is_refused_and_gets_no_secret(
+    home: Path, shared: Path, env: dict[str, str], tmp_path: Path, plant, words: list[str]
+) -> None:
+    planted = shared / f"affidavit-{UID}"
+    watched = plant(planted, tmp_path)
+    before = os.lstat(planted)
+    line = _refused(run_cli(["unlock"], home, env=env), *words)
+    assert str(planted) in line
+    assert list(watched.iterdir()) == []  # the secret landed nowhere
+    after = os.lstat(planted)
+    assert (after.st_mode, after.st_uid) == (before.st_mode, before.st_uid)  # left as found
     _nothing_unlocked(env)
 
 
-def test_a_symlink_planted_in_place_of_the_session_file_is_never_followed(
-    home: Path, shared: Path, env: dict[str, str], tmp_path: Path
-) -> None:
-    victim = tmp_path / "notes.txt"
-    victim.write_text("my notes, not a secret")
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A file of the user's that a planted symlink points at."""
+    path = tmp_path / "notes.txt"
+    path.write_text("my notes, not a secret")
+    return path
+
+
+def _unlocked_token(home: Path, shared: Path, env: dict[str, str]) -> Path:
+    """Unlock through the CLI; the session's file in the private directory."""
     assert run_cli(["unlock"], home, env=env).returncode == 0
     private = shared / f"affidavit-{UID}"
     (token,) = [p for p in private.iterdir() if not p.name.startswith(".")]
+    return token
+
+
+def test_a_symlink_planted_in_place_of_the_session_file_is_never_followed(
+    home: Path, shared: Path, env: dict[str, str], victim: Path
+) -> None:
+    token = _unlocked_token(home, shared, env)
     token.unlink()
     token.symlink_to(victim)
     no_secret = {k: v for k, v in env.items() if k != "AFFIDAVIT_PASSPHRASE"}
@@ -216,17 +237,13 @@ def test_a_symlink_planted_in_place_of_the_session_file_is_never_followed(
 
 
 def test_a_symlink_at_the_session_file_name_before_unlock_is_replaced_not_written_through(
-    home: Path, shared: Path, env: dict[str, str], tmp_path: Path
+    home: Path, shared: Path, env: dict[str, str], victim: Path
 ) -> None:
-    victim = tmp_path / "notes.txt"
-    victim.write_text("my notes")
-    assert run_cli(["unlock"], home, env=env).returncode == 0
-    private = shared / f"affidavit-{UID}"
-    (token,) = [p for p in private.iterdir() if not p.name.startswith(".")]
+    token = _unlocked_token(home, shared, env)
     assert run_cli(["lock"], home, env=env).returncode == 0
     token.symlink_to(victim)
     assert run_cli(["unlock"], home, env=env).returncode == 0
-    assert victim.read_text() == "my notes"
+    assert victim.read_text() == "my notes, not a secret"
     assert token.is_file() and not token.is_symlink()
     assert token.stat().st_mode & 0o777 == 0o600
 
@@ -234,13 +251,12 @@ def test_a_symlink_at_the_session_file_name_before_unlock_is_replaced_not_writte
 def test_an_unsafe_session_directory_does_not_stop_lock(
     home: Path, shared: Path, env: dict[str, str]
 ) -> None:
-    assert run_cli(["unlock"], home, env=env).returncode == 0
-    (shared / f"affidavit-{UID}").chmod(0o777)
+    _unlocked_token(home, shared, env).parent.chmod(0o777)
     assert run_cli(["lock"], home, env=env).returncode == 0
     _nothing_unlocked(env)
 
 
-def test_unsafe_directory_error_names_no_secret(tmp_path: Path, shared: Path) -> None:
+def test_an_unsafe_directory_error_says_what_to_do(tmp_path: Path, shared: Path) -> None:
     planted = shared / f"affidavit-{UID}"
     planted.mkdir(mode=0o700)
     planted.chmod(0o755)

@@ -510,15 +510,18 @@ def status(as_json: bool = JSON_OPT) -> None:
 def _state_line(info: dict[str, Any]) -> str:
     """How the vault is open, for people: by what, for whom, until when."""
     where = " (secret in the OS keyring)" if info["store"] == "keyring" else ""
-    if info["session"] == "locked":
-        if info["state"] == "unlocked":  # opened with the variable, not through a session
-            return "unlocked for this process only (AFFIDAVIT_PASSPHRASE); no unlock session"
+    once = f"unlocked once: the next command that needs the key takes the session{where}"
+    if info["state"] == "locked":
         return "locked"
-    if info["once"]:
-        return f"unlocked once: the next command that needs the key takes the session{where}"
     if info.get("unlocked_by") == "passphrase":
-        return f"unlocked (AFFIDAVIT_PASSPHRASE here; an unlock session too{where})"
-    return f"unlocked until lock or reboot{where}"
+        if info["session"] == "locked":
+            others = "no unlock session"
+        elif info["once"]:
+            others = "a one-time session waits for the next command"
+        else:
+            others = f"an unlock session is open too{where}"
+        return f"unlocked for this process only (AFFIDAVIT_PASSPHRASE); {others}"
+    return once if info["once"] else f"unlocked until lock or reboot{where}"
 
 
 def verify(

@@ -73,6 +73,13 @@ def _unlock(home: Path, terminal: dict[str, str], *args: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+async def _lock_reaches(client: Client, home: Path, terminal: dict[str, str]) -> None:
+    """`affidavit lock` in the terminal; the server's next call must answer locked."""
+    assert run_cli(["lock"], home, env=terminal).returncode == 0
+    refused = await client.call_tool("memory_search", {"query": "staging database"})
+    assert "locked" in error_text(refused)
+
+
 async def _search(client: Client) -> list[str]:
     found = body(await client.call_tool("memory_search", {"query": "staging database port"}))
     return [r["text"] for r in found["results"]]
@@ -99,9 +106,7 @@ def test_lock_in_the_terminal_reaches_the_bare_server(home: Path, desktop: dict[
     async def scenario() -> None:
         async with bare_server(home) as client:
             assert await _search(client)
-            assert run_cli(["lock"], home, env=desktop).returncode == 0
-            refused = await client.call_tool("memory_search", {"query": "staging database"})
-            assert "locked" in error_text(refused)
+            await _lock_reaches(client, home, desktop)
 
     run(scenario)
 
@@ -117,9 +122,7 @@ def test_a_one_time_unlock_is_taken_by_the_server_which_keeps_it_and_nobody_else
             assert await _search(client)  # the server keeps what it took
             after = run_cli(["search", "staging database"], home, env=desktop)
             assert after.returncode == 6 and "locked" in after.stderr
-            assert run_cli(["lock"], home, env=desktop).returncode == 0
-            refused = await client.call_tool("memory_search", {"query": "staging database"})
-            assert "locked" in error_text(refused)
+            await _lock_reaches(client, home, desktop)
 
     run(scenario)
 
