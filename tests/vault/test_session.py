@@ -168,6 +168,21 @@ def test_credential_of_another_vault_is_ignored(
         Vault.open(vault.path)
 
 
+def test_a_newer_unlock_without_auto_lock_frees_handles_of_the_old_one(
+    vault: Vault, runtime_dir: Path
+) -> None:
+    vault.start_session(idle_minutes=5)
+    server = Vault.open(vault.path)
+    try:
+        vault.start_session()  # `affidavit unlock --auto-lock 0`
+        long_ago = time.time() - 6 * 60
+        os.utime(_token(vault), (long_ago, long_ago))
+        assert server.refresh() == [] and not server.closed
+        assert session.peek(vault.path) == session.Pending(False, session.RUNTIME, None)
+    finally:
+        server.close()
+
+
 def test_a_second_unlock_is_adopted_by_running_handles(vault: Vault, runtime_dir: Path) -> None:
     vault.start_session()
     server = Vault.open(vault.path)

@@ -85,6 +85,7 @@ class Session:
     """A loaded session: the master key and how to tell whether the session still stands."""
 
     master: bytes
+    vault_dir: Path
     vault_id: bytes
     token_path: Path
     token: _Token
@@ -99,21 +100,34 @@ class Session:
         except FileNotFoundError:
             return False
         now = time.time()
-        if self.idle_minutes and now - mtime > self.idle_minutes * 60:
-            _end(self.vault_id, self.token_path)
+        expired = self.idle_minutes and now - mtime > self.idle_minutes * 60
+        if expired and not self._adopt_newer():
+            with contextlib.suppress(OSError, AffidavitError):  # locked either way
+                clear(self.vault_dir, self.vault_id)
             return False
         if now - self.last_touch > TOUCH_INTERVAL_S:
             _touch(self.token_path)
             self.last_touch = now
         return True
 
+    def _adopt_newer(self) -> bool:
+        """A newer ``unlock`` (same vault, same key) replaced our token: take on its rules
+        (idle limit included). False when the token is still ours, or nothing stands."""
+        with contextlib.suppress(IntegrityError):
+            found = _live(self.vault_dir, self.vault_id)
+            if found is not None and found[3] != self.token:
+                self.token, self.idle_minutes = found[3], found[0]["idle_minutes"]
+                self.consumed = False  # the token is not ours to remove any more
+                return True
+        return False
+
     def release(self) -> None:
         """The handle is closing: a consumed ``once`` session ends with it (if still ours)."""
         if not self.consumed:
             return
         with contextlib.suppress(OSError, AffidavitError):
-            if _read_token(self.token_path) == self.token:
-                _end(self.vault_id, self.token_path)
+            if _read_token(self.token_path) == self.token and _wipe_token(self.token_path)[1]:
+                keyring_store.delete(self.vault_id)
 
 
 def start(
@@ -185,7 +199,7 @@ def load(vault_dir: Path, vault_id: bytes, *, consume: bool = True) -> Session |
     except ValueError:
         raise IntegrityError("the unlock credential is corrupt", "run `affidavit lock`") from None
     idle = meta["idle_minutes"]
-    session = Session(master, vault_id, token_path, token, idle, time.time())
+    session = Session(master, Path(vault_dir), vault_id, token_path, token, idle, time.time())
     if meta["once"]:
         if not consume:
             return None
@@ -209,22 +223,26 @@ def peek(vault_dir: Path, vault_id: bytes | None = None) -> Pending | None:
 
 
 def clear(vault_dir: Path, vault_id: bytes | None = None) -> bool:
-    """Lock: destroy this vault's token (and keyring entry), then the credential.
+    """Lock: destroy this vault's token, then the credential, then any keyring entry.
 
     Reaches a ``once`` session a process already took (its token is named by the vault id).
     The vault id is read from the credential or the vault when not given. A runtime directory
     that fails the safety checks is left untouched; the credential goes regardless, which
-    alone locks. True if a session was there.
+    alone locks. A keyring that fails to remove its entry is reported after both files are
+    gone. True if a session was there.
     """
     credential = Path(vault_dir) / CREDENTIAL_NAME
     vault_id = vault_id or _credential_vault_id(vault_dir) or _stored_vault_id(vault_dir)
-    found = False
+    found = in_keyring = False
     if vault_id is not None:
         with contextlib.suppress(IntegrityError):
             directory = session_dir.private_dir(create=False)
             if directory is not None:
-                found = _end(vault_id, directory / _token_name(vault_id))
-    return session_dir.wipe_file(credential) or found
+                found, in_keyring = _wipe_token(directory / _token_name(vault_id))
+    found = session_dir.wipe_file(credential) or found
+    if in_keyring and vault_id is not None:
+        keyring_store.delete(vault_id)
+    return found
 
 
 def _live(
@@ -245,7 +263,11 @@ def _live(
     if token is None or token.session_id.hex() != meta["session"] or token.store != meta["store"]:
         return None  # locked, replaced, or a credential copied from elsewhere
     idle = meta["idle_minutes"]
-    if idle and time.time() - os.lstat(token_path).st_mtime > idle * 60:
+    try:
+        idle_s = time.time() - os.lstat(token_path).st_mtime
+    except FileNotFoundError:
+        return None  # locked just now
+    if idle and idle_s > idle * 60:
         clear(vault_dir, bytes.fromhex(meta["vault_id"]))
         return None
     return meta, value["sealed"], token_path, token
@@ -318,15 +340,13 @@ def _keyring_secret(vault_id: bytes, token: _Token) -> bytes | None:
     return secret if len(secret) == aead.KEY_BYTES else None
 
 
-def _end(vault_id: bytes, token_path: Path) -> bool:
-    """Remove a token and, when it points there, the keyring entry; True if a token was there."""
+def _wipe_token(path: Path) -> tuple[bool, bool]:
+    """Remove a token without following it: (was one there, did it point to the keyring)."""
     try:
-        token = _read_token(token_path)
+        token = _read_token(path)
     except IntegrityError:
         token = None  # not ours: removed below without being followed
-    if token is not None and token.store == KEYRING:
-        keyring_store.delete(vault_id)
-    return session_dir.wipe_file(token_path)
+    return session_dir.wipe_file(path), token is not None and token.store == KEYRING
 
 
 def _touch(path: Path) -> None:
