@@ -148,9 +148,10 @@ def start(
     directory = session_dir.private_dir(create=True)
     assert directory is not None  # made above
     token_path = directory / _token_name(vault_id)
-    with contextlib.suppress(IntegrityError):  # whatever is there is replaced, not followed
-        previous = None
+    try:
         previous = _read_token(token_path)
+    except IntegrityError:  # whatever is there is replaced by the rename, never followed
+        previous = None
     secret = aead.random_key()
     session_id = secrets.token_bytes(_SESSION_ID_BYTES)
     if store == KEYRING:
