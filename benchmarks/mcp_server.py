@@ -141,7 +141,7 @@ def main() -> None:
             Path(tmp).mkdir(parents=True, exist_ok=True)
         run = Path(tmp) / "run"
         run.mkdir(mode=0o700, exist_ok=True)
-        os.environ["XDG_RUNTIME_DIR"] = str(run)
+        os.environ["AFFIDAVIT_RUNTIME_DIR"] = str(run)
         vault_dir = Path(tmp) / "vault"
         if not vault_dir.exists():
             _fill(vault_dir, args.memories)
@@ -151,7 +151,7 @@ def main() -> None:
         env.update(
             {
                 "AFFIDAVIT_VAULT": str(vault_dir),
-                "XDG_RUNTIME_DIR": str(run),
+                "AFFIDAVIT_RUNTIME_DIR": str(run),
                 "HOME": tmp,
                 "AFFIDAVIT_HOME": str(Path(tmp) / "home"),
             }

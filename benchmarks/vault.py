@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     only = {name for name in args.only.split(",") if name}
     chosen = [m for m in MEASUREMENTS if not only or m.__name__ in only]
     with tempfile.TemporaryDirectory(prefix="affidavit-bench-") as tmp:
-        os.environ["XDG_RUNTIME_DIR"] = tmp  # unlock sessions of this run stay in it
+        os.environ["AFFIDAVIT_RUNTIME_DIR"] = tmp  # unlock sessions of this run stay in it
         os.environ.pop("AFFIDAVIT_PASSPHRASE", None)
         bench = Bench(sizes, args.stores, Path(tmp))
         rows: list[Row] = []

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from affidavit.vault import KdfParams, Vault
+from affidavit.vault.session_dir import RUNTIME_ENV
 
 TEST_PASSPHRASE = "correct horse battery staple"
 
@@ -29,11 +30,12 @@ def vault_env(
 ) -> dict[str, str]:
     """Environment for a CLI or server subprocess using the vault at ``vault_dir``.
 
-    ``runtime`` stands in for RAM-backed storage (XDG_RUNTIME_DIR), so sessions of parallel
-    tests never meet. Pass ``passphrase=None`` to rely on an unlock session instead.
+    ``runtime`` stands in for the machine's session place (AFFIDAVIT_RUNTIME_DIR), so
+    sessions of parallel tests never meet and none is left in /dev/shm. Pass
+    ``passphrase=None`` to rely on an unlock session instead.
     """
     runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
-    env = {"AFFIDAVIT_VAULT": str(vault_dir), "XDG_RUNTIME_DIR": str(runtime)}
+    env = {"AFFIDAVIT_VAULT": str(vault_dir), RUNTIME_ENV: str(runtime)}
     if passphrase is not None:
         env["AFFIDAVIT_PASSPHRASE"] = passphrase
     return env
@@ -41,10 +43,10 @@ def vault_env(
 
 @pytest.fixture
 def runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private stand-in for /dev/shm, also set in this process's XDG_RUNTIME_DIR."""
+    """A private stand-in for the session place (/dev/shm), set in this process too."""
     path = tmp_path / "run"
     path.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(path))
+    monkeypatch.setenv(RUNTIME_ENV, str(path))
     return path
 
 

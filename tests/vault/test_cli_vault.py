@@ -70,7 +70,7 @@ def test_init_with_a_new_keyfile_makes_a_two_factor_vault(home: Path, tmp_path: 
     env = {
         "AFFIDAVIT_VAULT": str(tmp_path / "v"),
         "AFFIDAVIT_PASSPHRASE": "pass-2fa",
-        "XDG_RUNTIME_DIR": str(tmp_path),
+        "AFFIDAVIT_RUNTIME_DIR": str(tmp_path),
     }
     code, out, _ = cli(["init", "--keyfile", str(keyfile), "--json"], home, env)
     assert code == 0 and json.loads(out)["two_factor"] is True
@@ -171,7 +171,7 @@ def test_unlock_then_lock(home: Path, cli_vault: dict[str, str]) -> None:
     code, out, _ = cli(["lock"], home, no_secret)
     assert code == 0 and "already locked" in out
     code, out, _ = cli(["unlock", "--once"], home, cli_vault)
-    assert code == 0 and "next process" in out
+    assert code == 0 and "next command" in out
     code, out, _ = cli(["get", "missing-id"], home, no_secret)  # opens, consuming the session
     assert code == 3
     code, out, _ = cli(["status", "--json"], home, no_secret)
@@ -250,7 +250,7 @@ def test_signed_manifest_verifies_without_a_passphrase(
     out_file = tmp_path / "m.json"
     code, out, _ = cli(["lock", "--sign", "--out", str(out_file)], home, cli_vault)
     assert code == 0 and str(out_file) in out
-    bare = {"XDG_RUNTIME_DIR": cli_vault["XDG_RUNTIME_DIR"]}
+    bare = {"AFFIDAVIT_RUNTIME_DIR": cli_vault["AFFIDAVIT_RUNTIME_DIR"]}
     vault_dir = cli_vault["AFFIDAVIT_VAULT"]
     code, out, _ = cli(["verify", str(out_file), "--vault", vault_dir, "--json"], home, bare)
     report = json.loads(out)

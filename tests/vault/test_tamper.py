@@ -7,6 +7,7 @@ else must be an AffidavitError (one clear line), never wrong plaintext and never
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 from collections import Counter
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from affidavit.core.errors import AffidavitError
-from affidavit.vault import NewItem, Vault, session
+from affidavit.vault import NewItem, Vault
 from affidavit.vault.header import DB_NAME
 from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault
 
@@ -218,8 +219,8 @@ def test_session_credential_without_ram_secret_after_tamper(
 ) -> None:
     vault.start_session()
     vault.close()
-    for path in session.secret_dir().iterdir():
-        path.write_bytes(b"\0" * 32)  # a wrong secret
+    (token,) = (runtime_dir / f"affidavit-{os.getuid()}").iterdir()
+    token.write_bytes(token.read_bytes()[:17] + b"\0" * 32)  # the right session, a wrong secret
     with pytest.raises(AffidavitError):
         Vault.open(vault.path)
 

@@ -2,7 +2,9 @@
 
 On a terminal the user is asked (twice when choosing one); otherwise the environment
 variable is read (``AFFIDAVIT_PASSPHRASE``, or ``AFFIDAVIT_NEW_PASSPHRASE`` for a new one).
-Neither path echoes, logs or repeats the secret in an error message.
+Neither path echoes, logs or repeats the secret in an error message. A passphrase must be
+UTF-8 text: bytes in another encoding, typed or in the variable, get one clear error (the
+key derivation checks the variable's value; :func:`_ask` checks what was typed).
 """
 
 from __future__ import annotations
@@ -31,7 +33,18 @@ def current(prompt: str = "Vault passphrase: ") -> str:
             "no passphrase: stdin is not a terminal and AFFIDAVIT_PASSPHRASE is not set",
             "run it in a terminal, or set AFFIDAVIT_PASSPHRASE for this one process",
         )
-    return getpass.getpass(prompt)
+    return _ask(prompt)
+
+
+def _ask(prompt: str) -> str:
+    """Read a secret from the terminal without echo; typed bytes that are not UTF-8 are one
+    clear error, not a traceback that quotes them."""
+    try:
+        return getpass.getpass(prompt)
+    except UnicodeDecodeError:
+        from affidavit.crypto.keyslots import not_utf8
+
+        raise not_utf8() from None
 
 
 def choose(env: str = CURRENT_ENV, what: str = "passphrase") -> str:
@@ -43,8 +56,8 @@ def choose(env: str = CURRENT_ENV, what: str = "passphrase") -> str:
                 f"no {what}: stdin is not a terminal and {env} is not set",
                 f"run it in a terminal, or set {env} for this one process",
             )
-        value = getpass.getpass(f"New {what}: ")
-        if getpass.getpass(f"Repeat the new {what}: ") != value:
+        value = _ask(f"New {what}: ")
+        if _ask(f"Repeat the new {what}: ") != value:
             raise UsageError("the two entries differ", "run the command again")
     if not value:
         raise UsageError(f"the {what} is empty", f"choose a non-empty {what}")

@@ -15,7 +15,7 @@ import secrets
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -110,8 +110,9 @@ def unlock(
     once: bool = typer.Option(
         False,
         "--once",
-        help="Good for one open only: the next process to open the vault "
-        "consumes the session and the vault is locked again.",
+        help="For one command only: the next command that needs the key takes the session "
+        "and keeps it until it exits (`status` only looks); every other process finds the "
+        "vault locked.",
     ),
     keyfile: Annotated[
         Path | None, typer.Option("--keyfile", help="The keyfile of a 2FA vault.")
@@ -122,30 +123,46 @@ def unlock(
         min=0,
         help="Lock after this many idle minutes (0 = never); saved in the vault's settings.",
     ),
+    store: str = typer.Option(
+        "runtime",
+        "--store",
+        help="Where the session secret lives: runtime (RAM-backed storage of this user, the "
+        "default) or keyring (the OS keyring; needs affidavit[keyring]).",
+    ),
     as_json: bool = JSON_OPT,
 ) -> None:
     """Unlock the vault for this user's processes until lock, reboot or the idle auto-lock."""
-    from affidavit.vault import Vault
+    from affidavit.vault import Vault, acl, session, unlock_gate
     from affidavit.vault.api import AUTO_LOCK_SETTING, locked_status
 
+    if store not in session.STORES:
+        raise UsageError(f"unknown --store {store!r}", f"use {' or '.join(session.STORES)}")
     locked_status(_vault_dir())  # "no vault at ..." before asking for a passphrase
     vault = Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
     try:
         if auto_lock is not None:
             vault.set_setting(AUTO_LOCK_SETTING, auto_lock or None)
         idle = vault.get_setting(AUTO_LOCK_SETTING)
-        vault.start_session(once=once, idle_minutes=idle)
+        unlock_gate.remember(vault.path, acl.unlock_tool_enabled(vault))
+        vault.start_session(once=once, idle_minutes=idle, store=store)
         path = vault.path
     finally:
         vault.close()
     if as_json:
         print_json(
-            {"path": str(path), "state": "unlocked", "once": once, "auto_lock_minutes": idle}
+            {
+                "path": str(path),
+                "state": "unlocked",
+                "once": once,
+                "store": store,
+                "auto_lock_minutes": idle,
+            }
         )
         return
-    until = "for the next process that opens it" if once else "until lock or reboot"
+    until = "for the next command that needs the key" if once else "until lock or reboot"
     extra = f", auto-lock after {idle} idle minutes" if idle else ""
-    stdout.print(f"unlocked {path} {until}{extra}", markup=False)
+    where = ", secret in the OS keyring" if store == session.KEYRING else ""
+    stdout.print(f"unlocked {path} {until}{extra}{where}", markup=False)
 
 
 def lock(
@@ -165,7 +182,7 @@ def lock(
     from affidavit.vault.api import fold_wal, locked_status
 
     directory = _vault_dir()
-    locked_status(directory)  # NotFoundError when there is no vault here
+    vault_id = bytes.fromhex(locked_status(directory)["vault_id"])  # NotFoundError: no vault
     written = None
     if sign:
         vault = open_vault()
@@ -173,7 +190,7 @@ def lock(
             written = manifest.sign(vault, out)
         finally:
             vault.close()
-    ended = session.clear(directory)
+    ended = session.clear(directory, vault_id)
     fold_wal(directory)  # at rest, everything is in the one file
     if as_json:
         print_json(
@@ -454,7 +471,7 @@ def status(as_json: bool = JSON_OPT) -> None:
     from affidavit.vault.api import locked_status
 
     try:
-        vault = Vault.open()
+        vault = Vault.open(consume_once=False)  # a one-time session is for another command
     except LockedError:
         info = locked_status(_vault_dir())
     else:
@@ -468,12 +485,9 @@ def status(as_json: bool = JSON_OPT) -> None:
     if as_json:
         print_json(info)
         return
-    state = info["state"]
-    if state == "unlocked" and info.get("session") == "locked":
-        state = "unlocked for this process only (AFFIDAVIT_PASSPHRASE); no unlock session"
     lines = [
         f"vault:   {info['path']}",
-        f"state:   {state}",
+        f"state:   {_state_line(info)}",
         f"format:  {info['format']}",
         f"size:    {info['size_bytes']:,} bytes on disk",
     ]
@@ -483,6 +497,8 @@ def status(as_json: bool = JSON_OPT) -> None:
         lines.append(f"audit:   {info['audit']['entries']} entries, head {info['audit']['head']}")
         if info.get("auto_lock_minutes"):
             lines.append(f"auto-lock: after {info['auto_lock_minutes']} idle minutes")
+    elif info["once"]:
+        lines.append("records: sealed (status leaves a one-time session to the next command)")
     else:
         lines.append("records: sealed (run `affidavit unlock` to see counts and the audit head)")
     recall = info["recall"]
@@ -493,6 +509,23 @@ def status(as_json: bool = JSON_OPT) -> None:
     )
     for line in lines:
         stdout.print(line, markup=False)
+
+
+def _state_line(info: dict[str, Any]) -> str:
+    """How the vault is open, for people: by what, for whom, until when."""
+    where = " (secret in the OS keyring)" if info["store"] == "keyring" else ""
+    once = f"unlocked once: the next command that needs the key takes the session{where}"
+    if info["state"] == "locked":
+        return "locked"
+    if info.get("unlocked_by") == "passphrase":
+        if info["session"] == "locked":
+            others = "no unlock session"
+        elif info["once"]:
+            others = "a one-time session waits for the next command"
+        else:
+            others = f"an unlock session is open too{where}"
+        return f"unlocked for this process only (AFFIDAVIT_PASSPHRASE); {others}"
+    return once if info["once"] else f"unlocked until lock or reboot{where}"
 
 
 def verify(

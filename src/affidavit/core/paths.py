@@ -27,15 +27,3 @@ def vault_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return affidavit_home() / "vault"
-
-
-def runtime_dir() -> Path:
-    """RAM-backed, per-user storage cleared at boot (for unlock secrets).
-
-    ``XDG_RUNTIME_DIR`` when it is set (a tmpfs on systemd machines), else ``/dev/shm``.
-    Callers create their own 0700 subdirectory inside it.
-    """
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg and Path(xdg).is_dir():
-        return Path(xdg)
-    return Path("/dev/shm")  # noqa: S108 - RAM-backed by design, see docstring

@@ -21,13 +21,21 @@ from typing import Any
 
 from nacl.pwhash import argon2id
 
-from affidavit.core.errors import AuthError, IntegrityError, NotFoundError, UnsupportedError
+from affidavit.core.errors import (
+    AuthError,
+    InputError,
+    IntegrityError,
+    NotFoundError,
+    UnsupportedError,
+)
+from affidavit.core.regular_file import NotRegularError, TooLargeError, read_regular
 from affidavit.crypto import aead
 
 PASSPHRASE = "passphrase"  # noqa: S105 - a slot kind, not a secret
 PASSPHRASE_KEYFILE = "passphrase+keyfile"  # noqa: S105 - a slot kind
 KINDS = (PASSPHRASE, PASSPHRASE_KEYFILE)
 KEYFILE_MIN_BYTES = 32
+KEYFILE_MAX_BYTES = 16 * 2**20  # far above any real keyfile; /dev/zero-style input is refused
 SLOT_VERSION = 1
 
 
@@ -114,12 +122,23 @@ class KeySlot:
 
 
 def read_keyfile(path: Path) -> bytes:
-    """Read a keyfile; missing or too short is refused before any KDF work."""
+    """Read a keyfile; refused before any KDF work when it is missing, too short, too large,
+    or not a regular file (a FIFO would hang the read, ``/dev/zero`` would never end)."""
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(Path(path), KEYFILE_MAX_BYTES)
     except FileNotFoundError:
         raise NotFoundError(
             f"keyfile {path} does not exist", "insert the medium that holds it or fix the path"
+        ) from None
+    except NotRegularError as exc:
+        raise AuthError(
+            f"keyfile {path} is {exc}, not a regular file", "name the keyfile itself"
+        ) from None
+    except TooLargeError:
+        raise AuthError(
+            f"keyfile {path} is larger than {KEYFILE_MAX_BYTES // 2**20} MiB, too large "
+            "for a keyfile",
+            "name the keyfile the vault was set up with (`affidavit 2fa enable` makes 64 bytes)",
         ) from None
     except OSError as exc:
         raise AuthError(f"cannot read keyfile {path} ({exc.strerror})") from None
@@ -131,8 +150,27 @@ def read_keyfile(path: Path) -> bytes:
     return data
 
 
+def not_utf8() -> InputError:
+    """The error for a passphrase that is not UTF-8 text; it never repeats the passphrase."""
+    return InputError(
+        "the passphrase is not valid UTF-8 text (typed in a terminal, or set in an "
+        "environment variable, in another encoding)",
+        "type it in a UTF-8 terminal, or give AFFIDAVIT_PASSPHRASE (AFFIDAVIT_NEW_PASSPHRASE "
+        "for a new one) as UTF-8 text",
+    )
+
+
+def _passphrase_bytes(passphrase: str) -> bytes:
+    """The passphrase as Argon2id sees it: UTF-8, or one clear error (undecodable bytes reach
+    Python as lone surrogates, which have no UTF-8 form and would otherwise crash)."""
+    try:
+        return passphrase.encode("utf-8")
+    except UnicodeEncodeError:
+        raise not_utf8() from None
+
+
 def _kdf_input(passphrase: str, keyfile: bytes | None) -> bytes:
-    secret = passphrase.encode("utf-8")
+    secret = _passphrase_bytes(passphrase)
     if keyfile is None:
         return b"affidavit-pass-v1\0" + secret
     return (

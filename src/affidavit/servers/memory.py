@@ -6,7 +6,9 @@ exact field, e.g. ``facts[3].text``, and never echoes the value, which may be a 
 runs the tool in a worker thread (one at a time, so a slow self-test never stalls pings or
 cancellation) and returns the result as JSON text plus the same object as
 ``structuredContent``. A failure the user can act on is an ``isError`` result with one line
-saying what to do; an unknown tool is a protocol error.
+saying what to do; an unknown tool is a protocol error, and so is a tool the server does not
+offer right now (``memory_unlock`` while the user has not allowed it: neither listed nor
+distinguishable from a tool that does not exist).
 
 Start-up stays lean: nothing but the MCP SDK is imported before the handshake. The vault is
 opened and the embedding model loaded in a background thread once the client lists the tools
@@ -25,7 +27,7 @@ from typing import Any
 
 from affidavit import __version__
 from affidavit.core.errors import AffidavitError, UsageError
-from affidavit.servers.memory_handlers import MemoryTools
+from affidavit.servers.memory_handlers import HiddenToolError, MemoryTools
 from affidavit.servers.memory_tools import INSTRUCTIONS, ToolSpec, catalogue
 from affidavit.servers.results import error_result, json_result
 
@@ -139,7 +141,10 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         tools.warm_up_in_background()  # the handshake is done; tools/call comes next
-        return types.ListToolsResult(tools=listing)
+        return types.ListToolsResult(tools=[tool for tool in listing if tools.offers(tool.name)])
+
+    def unknown(name: str) -> MCPError:
+        return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
 
     def run(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         validators.check(name, arguments)
@@ -147,13 +152,15 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
             return handlers[name](arguments)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name not in handlers:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        if params.name not in handlers or not tools.offers(params.name):
+            raise unknown(params.name)
         arguments = dict(params.arguments or {})
         try:
             body = await anyio.to_thread.run_sync(
                 run, params.name, arguments, limiter=one_at_a_time
             )
+        except HiddenToolError:
+            raise unknown(params.name) from None
         except AffidavitError as exc:
             return error_result(f"affidavit: {exc}")
         except Exception as exc:  # a bug: one line to the agent, details only on request

@@ -12,15 +12,18 @@ notice.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.errors import (
     AffidavitError,
+    AuthError,
     InputError,
     LockedError,
     NotFoundError,
@@ -30,6 +33,7 @@ from affidavit.servers.memory_tools import NOTICE
 from affidavit.vault import acl
 
 if TYPE_CHECKING:
+    from affidavit.vault import Vault
     from affidavit.vault.recall import Memory
 
 _BATCH_INDEX = re.compile(r"^item (\d+): ")
@@ -39,6 +43,10 @@ _ALL_RELATIONS = 1_000_000
 
 def _locked(detail: str = "the memory vault is locked") -> LockedError:
     return LockedError(detail, LOCKED_HINT)
+
+
+class HiddenToolError(Exception):
+    """A call to a tool this server does not offer right now: answered like an unknown tool."""
 
 
 class MemoryTools:
@@ -80,8 +88,28 @@ class MemoryTools:
         except BaseException:
             vault.close()
             raise
-        self._unlock_allowed = acl.unlock_tool_enabled(vault)
+        self._see_unlock_setting(vault)
         return memory
+
+    def _see_unlock_setting(self, vault: Vault) -> None:
+        """Note the sealed memory_unlock switch, and mirror it for servers that start locked
+        (a mirror that cannot be written leaves the tool hidden, the safe side)."""
+        from affidavit.vault import unlock_gate
+
+        self._unlock_allowed = acl.unlock_tool_enabled(vault)
+        with contextlib.suppress(OSError):
+            unlock_gate.remember(vault.path, self._unlock_allowed)
+
+    def _directory(self) -> Path:
+        from affidavit.core import paths
+
+        return self.vault_path or paths.vault_dir()
+
+    def offers(self, tool: str) -> bool:
+        """Whether ``tool`` is listed and callable now: memory_unlock only while allowed."""
+        from affidavit.vault import unlock_gate
+
+        return tool != "memory_unlock" or unlock_gate.read(self._directory()).enabled
 
     def memory(self) -> Memory:
         """The open vault's recall facade; LockedError with the unlock advice otherwise."""
@@ -343,7 +371,7 @@ class MemoryTools:
             for it in memory.vault.items("memory")
             if (readable is None or it.namespace in readable) and not it.data.get("superseded_by")
         )
-        self._unlock_allowed = acl.unlock_tool_enabled(memory.vault)
+        self._see_unlock_setting(memory.vault)
         out = {
             **base,
             "locked": False,
@@ -361,13 +389,12 @@ class MemoryTools:
         The passphrase variable is removed from this process's environment too, so a panic
         lock sticks: the server reopens the vault only after the user unlocks it again.
         """
-        from affidavit.core import paths
         from affidavit.vault import session
         from affidavit.vault.api import PASSPHRASE_ENV
 
         failures: list[str] = []
         memory, self._memory = self._memory, None
-        directory = self.vault_path or paths.vault_dir()
+        directory = self._directory()
         os.environ.pop(PASSPHRASE_ENV, None)
         if memory is not None:
             directory = memory.vault.path
@@ -382,17 +409,32 @@ class MemoryTools:
         return {"locked": True, "failures": failures}
 
     def memory_unlock(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Unlock with a passphrase, only if the sealed setting allows this tool."""
-        if self._unlock_allowed is False:
-            raise _unlock_disabled()
+        """Unlock with a passphrase: only while the user allows this tool, and ever slower
+        after wrong passphrases (see :mod:`affidavit.vault.unlock_gate`)."""
+        from affidavit.vault import unlock_gate
+
+        directory = self._directory()
+        gate = unlock_gate.read(directory)
+        if not gate.enabled:
+            raise HiddenToolError("memory_unlock")
         if self._memory is not None and not self._memory.vault.closed:
-            if not acl.unlock_tool_enabled(self._memory.vault):
-                raise _unlock_disabled()
             return {"locked": False}
-        memory = self._open(passphrase=args["passphrase"])
-        if not acl.unlock_tool_enabled(memory.vault):
+        wait = gate.pause_left(time.time())
+        if wait > 0:
+            raise PolicyError(
+                f"memory_unlock is paused for {math.ceil(wait)} more seconds after "
+                f"{gate.failures} wrong passphrases in a row",
+                "ask the user to run `affidavit unlock` on this machine",
+            )
+        try:
+            memory = self._open(passphrase=args["passphrase"])
+        except AuthError:
+            unlock_gate.record(directory, ok=False)
+            raise
+        unlock_gate.record(directory, ok=True)
+        if not self._unlock_allowed:  # the sealed switch is off: the mirror was stale
             memory.vault.close()
-            raise _unlock_disabled()
+            raise HiddenToolError("memory_unlock")
         self._memory = memory
         return {"locked": False}
 
@@ -406,15 +448,6 @@ class MemoryTools:
         """Drop the vault handle and its keys (server shutdown, after any warm-up)."""
         with self.busy:
             self._drop()
-
-
-def _unlock_disabled() -> PolicyError:
-    return PolicyError(
-        "memory_unlock is disabled for this vault (the passphrase would pass through the "
-        "model's context)",
-        "ask the user to run `affidavit unlock`; they can allow this tool with "
-        "`affidavit unlock-tool enable`",
-    )
 
 
 def _describe(exc: BaseException) -> str:

@@ -597,9 +597,10 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec]:
             "memory_unlock",
             "Unlock the vault (off by default)",
             "Unlock the vault with its passphrase so the other memory tools work again. "
-            "DISABLED unless the user enabled it with `affidavit unlock-tool enable`, "
-            "because the passphrase passes through the model's context. Prefer asking the "
-            "user to run `affidavit unlock` on the machine. A two-factor vault also needs "
+            "Offered only because the user allowed it (`affidavit unlock-tool enable`): the "
+            "passphrase passes through the model's context. Prefer asking the user to run "
+            "`affidavit unlock` on the machine. After 3 wrong passphrases in a row, each "
+            "further try waits (15 s, doubling up to an hour). A two-factor vault also needs "
             "its keyfile on the machine.",
             input_object(
                 {

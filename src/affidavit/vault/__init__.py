@@ -7,10 +7,11 @@ Public API (the recall layer and the memory MCP server build on exactly this)::
     Vault.create(path, passphrase, *, keyfile=None, kdf=None) -> Vault
         New vault in directory ``path`` (ConflictError if one exists). ``kdf`` defaults to
         KdfParams.default(); tests use KdfParams.minimum() (or tests/vault/conftest.py).
-    Vault.open(path=None, *, passphrase=None, keyfile=None) -> Vault
+    Vault.open(path=None, *, passphrase=None, keyfile=None, consume_once=True) -> Vault
         ``path`` defaults to AFFIDAVIT_VAULT, else ~/.affidavit/vault. Unlocks with the
         passphrase (argument, else AFFIDAVIT_PASSPHRASE; keyfile argument, else
-        AFFIDAVIT_KEYFILE, else the remembered location) or the live unlock session.
+        AFFIDAVIT_KEYFILE, else the remembered location) or the live unlock session
+        (``consume_once=False``: leave a one-time session to the command it is for).
         NotFoundError (no vault) / LockedError (locked) / AuthError (wrong secret) /
         IntegrityError (tampered, corrupt) / UnsupportedError (newer format).
 
@@ -32,8 +33,9 @@ Public API (the recall layer and the memory MCP server build on exactly this)::
     v.add_listener(fn)            fn(Change) for every change applied to RAM, own or foreign
     v.get_setting(key, default=None) / v.set_setting(key, value)   sealed settings
     v.status() -> dict ; v.verify_audit() -> AuditReport (.ok, .problem, .as_dict())
-    v.start_session(once=False, idle_minutes=None)   keep it unlocked for this user's
-        other processes (what `affidavit unlock` does)
+    v.start_session(once=False, idle_minutes=None, store="runtime")   keep it unlocked for
+        this user's other processes (what `affidavit unlock` does; store="keyring" puts the
+        secret in the OS keyring); v.unlocked_by -> "session" | "passphrase"
     v.lock() (drops keys, then ends the unlock session for all processes) / v.close()
     v.set_credentials(passphrase, keyfile=None, op="passwd")   re-wrap the key slots
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
@@ -45,6 +46,8 @@ NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 
 class Settings(Protocol):
     """The part of :class:`affidavit.vault.Vault` this module needs."""
+
+    path: Path
 
     def get_setting(self, key: str, default: Any = None) -> Any: ...
 
@@ -209,5 +212,9 @@ def unlock_tool_enabled(vault: Settings) -> bool:
 
 
 def set_unlock_tool(vault: Settings, enabled: bool) -> None:
-    """Allow or forbid the ``memory_unlock`` MCP tool (a sealed setting)."""
+    """Allow or forbid the ``memory_unlock`` MCP tool (a sealed setting), and mirror the
+    switch for servers that start while the vault is locked (:mod:`.unlock_gate`)."""
+    from affidavit.vault import unlock_gate
+
     vault.set_setting(UNLOCK_TOOL_SETTING, bool(enabled))
+    unlock_gate.remember(vault.path, bool(enabled))

@@ -149,13 +149,16 @@ class Vault:
         *,
         passphrase: str | None = None,
         keyfile: Path | None = None,
+        consume_once: bool = True,
     ) -> Vault:
         """Open and unlock the vault at ``path`` (default: ``AFFIDAVIT_VAULT`` or the user's).
 
         Unlocks with ``passphrase`` (else ``AFFIDAVIT_PASSPHRASE``) plus the keyfile for a
         two-factor vault (``keyfile``, else ``AFFIDAVIT_KEYFILE``, else the remembered
-        location), or with the live unlock session. Raises NotFoundError (no vault),
-        LockedError (no secret and no session), AuthError (wrong secret), IntegrityError.
+        location), or with the live unlock session; ``consume_once=False`` leaves a one-time
+        session for the command it is meant for (LockedError instead). Raises NotFoundError
+        (no vault), LockedError (no secret and no session), AuthError (wrong secret),
+        IntegrityError.
         """
         directory = Path(path) if path is not None else paths.vault_dir()
         store = Store.open(directory)
@@ -174,7 +177,7 @@ class Vault:
             if secret is not None:
                 master, used_keyfile = _unlock(slots, vault_id, secret, keyfile)
             else:
-                unlock_session = session.load(directory, vault_id)
+                unlock_session = session.load(directory, vault_id, consume=consume_once)
                 if unlock_session is None:
                     raise LockedError(
                         f"the vault at {directory} is locked",
@@ -190,12 +193,24 @@ class Vault:
             store.close()
             raise
 
-    def start_session(self, *, once: bool = False, idle_minutes: int | None = None) -> Path:
+    def start_session(
+        self, *, once: bool = False, idle_minutes: int | None = None, store: str = session.RUNTIME
+    ) -> Path:
         """Keep this vault unlocked for the user's other processes (see :mod:`.session`)."""
         _, keys = self._open_parts()
         return session.start(
-            self.path, self.vault_id, keys.master, once=once, idle_minutes=idle_minutes
+            self.path,
+            self.vault_id,
+            keys.master,
+            once=once,
+            idle_minutes=idle_minutes,
+            store=store,
         )
+
+    @property
+    def unlocked_by(self) -> str:
+        """``session`` when opened through the unlock session, else ``passphrase``."""
+        return "passphrase" if self._session is None else "session"
 
     def close(self) -> None:
         """Close the file and drop every key and plaintext this object holds."""
@@ -207,6 +222,8 @@ class Vault:
             self._live.clear()
             self._internal.clear()
             self._pending.clear()
+            if self._session is not None:
+                self._session.release()
 
     def lock(self) -> bool:
         """End the unlock session for every process of this user, then close; True if one ran.
@@ -215,8 +232,9 @@ class Vault:
         afterwards) never leaves this handle open.
         """
         with self._lock:
+            held = self._session is not None and self._session.consumed and self._session.alive()
             self.close()
-            return session.clear(self.path)
+            return session.clear(self.path, self.vault_id) or held
 
     def __enter__(self) -> Vault:
         return self
@@ -328,7 +346,8 @@ class Vault:
         with self._lock:
             store, keys = self._open_parts()
             if self._session is not None and not self._session.alive():
-                self._follow_session(keys)
+                self.close()
+                raise LockedError("the vault was locked", "run `affidavit unlock`")
             version = _data_version(store)
             if version != self._data_version:
                 with store.read():
@@ -337,15 +356,6 @@ class Vault:
                 self._data_version = version
             changes, self._pending = self._pending, []
             return changes
-
-    def _follow_session(self, keys: VaultKeys) -> None:
-        """Our session ended: adopt a newer one (a second ``unlock``) or lock this handle."""
-        newer = session.load(self.path, self.vault_id, consume=False)
-        if newer is not None and newer.master == keys.master:
-            self._session = newer
-            return
-        self.close()
-        raise LockedError("the vault was locked", "run `affidavit unlock`")
 
     def add_listener(self, listener: Callable[[Change], None]) -> None:
         """Call ``listener`` for every public change applied to RAM, own or foreign."""
@@ -416,7 +426,8 @@ class Vault:
             return {
                 "path": str(self.path),
                 "state": "unlocked",
-                "session": session.state(self.path, self.vault_id),
+                "unlocked_by": self.unlocked_by,
+                **_session_fields(session.peek(self.path, self.vault_id)),
                 "format": FORMAT_VERSION,
                 "vault_id": self.vault_id.hex(),
                 "records": len(self._live),
@@ -776,15 +787,26 @@ def locked_status(path: Path | None = None) -> dict[str, Any]:
     try:
         with store.read():
             vault_id = store.header().vault_id
+        pending = session.peek(directory, vault_id)
         return {
             "path": str(directory),
-            "state": session.state(directory, vault_id),
+            "state": "locked" if pending is None else "unlocked",
+            **_session_fields(pending),
             "format": FORMAT_VERSION,
             "vault_id": vault_id.hex(),
             "size_bytes": store.size_on_disk(),
         }
     finally:
         store.close()
+
+
+def _session_fields(pending: session.Pending | None) -> dict[str, Any]:
+    """The unlock session as status reports show it (nothing secret)."""
+    return {
+        "session": "locked" if pending is None else "unlocked",
+        "once": pending is not None and pending.once,
+        "store": None if pending is None else pending.store,
+    }
 
 
 def fold_wal(path: Path | None = None) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from affidavit.vault.session_dir import RUNTIME_ENV
 from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault, vault_env
 
 # Keyword-only recall (no embedding model): lighter servers where embeddings do not matter.
@@ -35,7 +36,7 @@ def setup(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> VaultS
     """An empty test vault (cheap KDF), closed again, with a private runtime dir."""
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv(RUNTIME_ENV, str(runtime))
     create_test_vault(tmp_path / "vault").close()
     return VaultSetup(tmp_path / "vault", runtime, home)
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
+from mcp.shared.exceptions import MCPError
+
 from affidavit.vault import Vault, acl
 from tests.servers.memory.conftest import LIGHT, body, error_text, run
 from tests.support import mcp_client, run_cli
@@ -123,8 +126,9 @@ def test_a_locked_vault_answers_one_clear_error_and_unlock_is_off_by_default(set
                 "locked": True,
                 "failures": [],
             }
-            refused = await client.call_tool("memory_unlock", {"passphrase": TEST_PASSPHRASE})
-            assert "disabled" in error_text(refused) and TEST_PASSPHRASE not in error_text(refused)
+            with pytest.raises(MCPError, match="Unknown tool: memory_unlock") as refused:
+                await client.call_tool("memory_unlock", {"passphrase": TEST_PASSPHRASE})
+            assert TEST_PASSPHRASE not in str(refused.value)
             assert body(await client.call_tool("memory_status", {}))["locked"] is True
 
         with Vault.open(setup.path, passphrase=TEST_PASSPHRASE) as v:
