@@ -86,6 +86,18 @@ CASES = [
         ((None, INVALID_REQUEST),),
         "id",
     ),
+    Case(
+        "a null id (read by the SDK as a notification)",
+        b'{"jsonrpc": "2.0", "id": null, "method": "ping"}',
+        ((None, INVALID_REQUEST),),
+        "id",
+    ),
+    Case(
+        "a fractional id",
+        b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}',
+        ((None, INVALID_REQUEST),),
+        "id",
+    ),
     Case("a bare number", b"21", ((None, INVALID_REQUEST),), "object"),
 ]
 
@@ -134,5 +146,6 @@ def test_a_malformed_notification_gets_no_reply(server: RawServer) -> None:
     server.open_session()
     server.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized", "params": [1]}')
     server.send(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 7}')
+    server.send(b'{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"id": 1}}')
     server.ping(2)  # the next message out is the ping's, nothing for the notifications
     assert server.close()[0] == 0

@@ -55,9 +55,7 @@ def test_the_agent_cannot_rewrite_the_pipeline_file(repo: Path, client_for) -> N
                 wrote = await client.call_tool("write_file", {"path": path, "content": HOSTILE})
                 assert wrote.is_error, path
                 assert "pipeline file" in text(wrote) and "--allow-ci-edits" in text(wrote)
-            sql = await client.call_tool(
-                "sqlite_execute", {"db": CI, "sql": "CREATE TABLE t(x)"}
-            )
+            sql = await client.call_tool("sqlite_execute", {"db": CI, "sql": "CREATE TABLE t(x)"})
             assert sql.is_error and "pipeline file" in text(sql)
             ran = await client.call_tool("run_ci_pipeline", {})
             assert not ran.is_error and ran.structured_content["passed"] is True

@@ -65,7 +65,9 @@ def test_a_runaway_statement_stops_at_the_deadline(repo: Path, db: Path, client_
                     result = await client.call_tool(tool, {"db": "app.db", "sql": RUNAWAY})
                 assert result.is_error, tool
                 assert "ran longer than 1 s" in text(result) and "LIMIT" in text(result)
-            ok = await client.call_tool("sqlite_query", {"db": "app.db", "sql": "SELECT n FROM seed"})
+            ok = await client.call_tool(
+                "sqlite_query", {"db": "app.db", "sql": "SELECT n FROM seed"}
+            )
             assert ok.structured_content["rows"] == [[1]]
 
     anyio.run(scenario)

@@ -23,7 +23,6 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from affidavit import __version__
@@ -31,6 +30,7 @@ from affidavit.core.errors import AffidavitError, InputError, NotFoundError
 from affidavit.servers.dev import completions, drafting, interact, prompts, resources, tools
 from affidavit.servers.dev.gitrepo import GitRepo
 from affidavit.servers.results import error_result
+from affidavit.servers.stdio import stdio_transport
 
 SERVER_NAME = "affidavit-devserver"
 DRAFT_TOOL = "draft_commit_message"
@@ -268,5 +268,5 @@ async def serve_stdio(repo_path: Path) -> None:
     """Serve the repository at ``repo_path`` over stdio until the client disconnects."""
     repo = GitRepo.open(repo_path)
     server = build_server(repo)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
