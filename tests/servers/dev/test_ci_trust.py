@@ -4,14 +4,19 @@ the server's secrets from a step. Real git, real server subprocesses, the offici
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
-from tests.servers.dev.conftest import git
+from tests.servers.dev.conftest import eventually, git
+from tests.servers.rawwire import RawServer
+from tests.support import GIT_IDENTITY, cli_env
 
 CI = ".affidavit-ci.yml"
+HANG_GUARD_S = 60.0  # a hang detector, not a measurement
 PINNED = """\
 pipelines:
   check:
@@ -104,6 +109,34 @@ def test_a_pipeline_that_was_never_committed_does_not_run(repo: Path, client_for
     assert not (repo / "pwned").exists()
 
 
+def test_a_committed_link_is_not_a_pipeline(repo: Path, client_for) -> None:
+    """A link's target could change under the server; only a regular file is pinned."""
+    (repo / "hostile.yml").write_text(HOSTILE)
+    (repo / CI).symlink_to("hostile.yml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "CI as a link")
+
+    async def scenario() -> None:
+        async with client_for(repo) as client:
+            ran = await client.call_tool("run_ci_pipeline", {})
+            assert ran.is_error and "linked" in text(ran)
+
+    anyio.run(scenario)
+    assert not (repo / "pwned").exists()
+
+
+def test_an_invalid_committed_pipeline_is_one_clear_error(repo: Path, client_for) -> None:
+    commit_ci(repo, "pipelines: {a: [{name: x}]}\n")
+
+    async def scenario() -> None:
+        async with client_for(repo) as client:
+            invalid = await client.call_tool("run_ci_pipeline", {})
+            assert invalid.is_error and "pipelines.a[0].command" in text(invalid)
+            assert "\n" not in text(invalid)
+
+    anyio.run(scenario)
+
+
 def test_steps_run_with_a_scrubbed_environment(repo: Path, client_for) -> None:
     commit_ci(
         repo,
@@ -127,3 +160,42 @@ pipelines:
         assert name not in shown and SECRETS[name] not in shown
     assert "('PASSED_ON_PURPOSE', 'fine to see')" in shown and "'PATH'" in shown
     assert "AFFIDAVIT_HOME" not in shown  # set by the test harness, not on the allow-list
+
+
+def test_the_server_exits_when_the_client_goes_away_mid_step(repo: Path, home: Path) -> None:
+    """The step would run for an hour; the client leaving kills it and its children."""
+    commit_ci(
+        repo,
+        """\
+pipelines:
+  long:
+    - name: sleeps
+      command: ["sh", "-c", "echo $$ > step.pid; exec sleep 3000"]
+      timeout: 3600
+""",
+    )
+    server = RawServer(["devserver", "--repo-path", str(repo)], cli_env(home, GIT_IDENTITY))
+    try:
+        server.open_session()
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "run_ci_pipeline", "arguments": {}},
+            }
+        )
+        pid_file = repo / "step.pid"
+        anyio.run(
+            eventually,
+            lambda: pid_file.exists() and bool(pid_file.read_text().strip()),
+            HANG_GUARD_S,
+        )
+        code, stderr = server.close(wait=HANG_GUARD_S)
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+    assert code == 0 and "Traceback" not in stderr, stderr
+    step = int((repo / "step.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(step, 0)
