@@ -68,6 +68,11 @@ class RawServer:
         assert "result" in self.reply_to(initialize["id"])
         self.send(initialized)
 
+    def call_tool(self, request_id: int, name: str, arguments: Mapping[str, Any]) -> None:
+        """Send a ``tools/call`` request (its answer is read with :meth:`reply_to`)."""
+        params = {"name": name, "arguments": dict(arguments)}
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+
     def ping(self, request_id: int) -> None:
         """Prove the server still serves: a ping must come back as an empty result."""
         self.send({"jsonrpc": "2.0", "id": request_id, "method": "ping"})

@@ -177,14 +177,7 @@ pipelines:
     server = RawServer(["devserver", "--repo-path", str(repo)], cli_env(home, GIT_IDENTITY))
     try:
         server.open_session()
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "run_ci_pipeline", "arguments": {}},
-            }
-        )
+        server.call_tool(2, "run_ci_pipeline", {})
         pid_file = repo / "step.pid"
         anyio.run(
             eventually,

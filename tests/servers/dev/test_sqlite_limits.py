@@ -98,14 +98,7 @@ def test_the_server_exits_when_the_client_goes_away_mid_statement(
     )
     try:
         server.open_session()
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "sqlite_query", "arguments": {"db": "app.db", "sql": RUNAWAY}},
-            }
-        )
+        server.call_tool(2, "sqlite_query", {"db": "app.db", "sql": RUNAWAY})
         anyio.run(eventually, lambda: running(db), HANG_GUARD_S)
         code, stderr = server.close(wait=HANG_GUARD_S)
     finally:

@@ -17,10 +17,12 @@ call), and when the file in the work tree is not that commit's, or HEAD's is not
 one, nothing is re-run and the verdict is ``unchecked`` — otherwise an agent that rewrote the
 file could have its command run twice, once by the backend and once "to check". Re-runs get
 the same scrubbed environment the dev server gives a step (``cifile.step_environment``), never
-the proxy's own. What it cannot prove: the outcome of a step
-the file does not mark safe (running it again could deploy twice) — then the verdict is
-``unchecked`` for the whole report, with the re-derived steps listed — or that a step that
-depends on the environment of the backend behaves the same in the proxy's.
+the proxy's own.
+
+What it cannot prove: the outcome of a step the file does not mark safe (running it again
+could deploy twice) — then the verdict is ``unchecked`` for the whole report, with the
+re-derived steps listed — or that a step that depends on the environment of the backend
+behaves the same in the proxy's.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ RESOURCE_NOT_FOUND = -32002
 INSTRUCTIONS = (
     "A git/CI/SQLite workspace confined to one repository. Paths are relative to the repository "
     "root; run_ci_pipeline runs only the steps of the .affidavit-ci.yml the user had committed "
-    "when the server started, and that file cannot be changed through this server."
+    "when the server started (a changed pipeline takes effect after the user restarts it)."
 )
 T = TypeVar("T")
 Ctx = ServerRequestContext[Any]

@@ -177,26 +177,25 @@ def _run_ci(call: Call) -> Outcome:
     return Outcome(ci.render(report, pinned.changed_on_disk()), report)
 
 
-def _sqlite_query(call: Call) -> Outcome:
-    result = sqlite_tools.query(
+def _sql(call: Call, run: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """``sqlite_tools.query`` or ``.execute`` on the call's arguments, under its limits."""
+    return run(
         call.repo.root,
         call.args["db"],
         call.args["sql"],
         timeout_s=call.workspace.sql_timeout_s,
         stop=call.stop,
     )
+
+
+def _sqlite_query(call: Call) -> Outcome:
+    result = _sql(call, sqlite_tools.query)
     return Outcome(_table(result), result)
 
 
 def _sqlite_execute(call: Call) -> Outcome:
     call.workspace.pipeline.check_edit(call.args["db"])
-    result = sqlite_tools.execute(
-        call.repo.root,
-        call.args["db"],
-        call.args["sql"],
-        timeout_s=call.workspace.sql_timeout_s,
-        stop=call.stop,
-    )
+    result = _sql(call, sqlite_tools.execute)
     text = f"{result['changes']} row(s) changed in {result['db']}"
     if result["columns"]:
         text += "\n" + _table(result)
