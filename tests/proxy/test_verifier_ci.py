@@ -125,6 +125,8 @@ def test_a_rerun_that_runs_out_of_time_is_unchecked(tmp_path: Path) -> None:
         "pipelines:\n  slow:\n    - name: s\n      command: [sleep, '30']\n"
         "      safe_to_rerun: true\n      timeout: 0.3\n"
     )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "slow CI")  # only a committed CI file's steps are re-run
     report = {
         "pipeline": "slow",
         "passed": True,

@@ -5,9 +5,15 @@ verifier re-runs the steps the *file* (never a backend's reply) marks ``safe_to_
 must agree on what the file means, so the parser lives here, is strict, and rejects anything it
 does not understand with one line naming the offending field.
 
+Steps never see the environment of the process that runs them (an MCP server's holds the vault
+passphrase and API tokens): :func:`step_environment` passes only :data:`STEP_ENV` and the names
+the file lists under ``pass_env``, so the dev server and the verifier's re-run give a step the
+same environment.
+
 Format::
 
     default: check            # optional; which pipeline runs when none is named
+    pass_env: [JAVA_HOME]     # optional; variables passed to steps besides STEP_ENV
     pipelines:
       check:
         - name: unit tests
@@ -18,7 +24,10 @@ Format::
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +40,25 @@ CI_FILE_NAME = ".affidavit-ci.yml"
 MAX_CI_FILE_BYTES = 256 * 1024
 DEFAULT_TIMEOUT_S = 300.0
 MAX_TIMEOUT_S = 3600.0
-_TOP_KEYS = {"default", "pipelines"}
+_TOP_KEYS = {"default", "pass_env", "pipelines"}
+STEP_ENV = (
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "USER",
+)
+"""The variables every step gets from its runner's environment: what a program needs to find
+its tools, its home and its locale, and nothing that is usually a secret."""
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NEVER_PASSED = "AFFIDAVIT_"  # the vault passphrase and affidavit's own settings
 _STEP_KEYS = {"name", "command", "safe_to_rerun", "timeout"}
 
 
@@ -52,6 +79,8 @@ class CIFile:
     path: Path
     pipelines: dict[str, tuple[Step, ...]]
     default: str | None
+    pass_env: tuple[str, ...] = ()
+    source: bytes = b""  # the exact bytes parsed, to compare with another copy (the committed one)
 
     def pipeline(self, name: str | None = None) -> list[Step]:
         """The steps of pipeline ``name``; with no name, the default or the only pipeline."""
@@ -97,10 +126,15 @@ def load_ci_file(repo: Path) -> CIFile:
             f"{CI_FILE_NAME} is not a regular file of this repository",
             "replace the link or directory with the CI file itself",
         )
-    raw = resolved.read_bytes()
+    return parse_ci_bytes(resolved.read_bytes(), path)
+
+
+def parse_ci_bytes(raw: bytes, path: Path) -> CIFile:
+    """Validate the bytes of a CI file (from the work tree or from a commit)."""
     if len(raw) > MAX_CI_FILE_BYTES:
         raise InputError(f"{CI_FILE_NAME} is larger than {MAX_CI_FILE_BYTES} bytes", "trim it")
-    return parse_ci_text(raw.decode("utf-8", errors="replace"), path)
+    parsed = parse_ci_text(raw.decode("utf-8", errors="replace"), path)
+    return CIFile(parsed.path, parsed.pipelines, parsed.default, parsed.pass_env, raw)
 
 
 def parse_ci_text(text: str, path: Path) -> CIFile:
@@ -131,7 +165,34 @@ def parse_ci_text(text: str, path: Path) -> CIFile:
             f"{CI_FILE_NAME}: `default` must name one of the pipelines",
             f"pipelines are: {', '.join(sorted(pipelines))}",
         )
-    return CIFile(path=path, pipelines=pipelines, default=default)
+    pass_env = _parse_pass_env(data.get("pass_env", []))
+    return CIFile(path=path, pipelines=pipelines, default=default, pass_env=pass_env)
+
+
+def _parse_pass_env(raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(
+        isinstance(n, str) and _ENV_NAME.fullmatch(n) for n in raw
+    ):
+        raise InputError(
+            f"{CI_FILE_NAME}: `pass_env` must be a list of environment variable names",
+            "write e.g. `pass_env: [JAVA_HOME, VIRTUAL_ENV]`",
+        )
+    refused = [name for name in raw if name.upper().startswith(_NEVER_PASSED)]
+    if refused:
+        raise InputError(
+            f"{CI_FILE_NAME}: `pass_env` names {refused[0]}; affidavit's own variables (the "
+            "vault passphrase among them) are never passed to a step",
+            "remove it from pass_env",
+        )
+    return tuple(raw)
+
+
+def step_environment(
+    pass_env: tuple[str, ...] = (), environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment a step runs in: :data:`STEP_ENV` and ``pass_env``, where set."""
+    source = os.environ if environ is None else environ
+    return {name: source[name] for name in (*STEP_ENV, *pass_env) if name in source}
 
 
 def _parse_steps(pipeline: str, steps_raw: Any) -> tuple[Step, ...]:

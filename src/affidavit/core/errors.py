@@ -81,3 +81,9 @@ class UnsupportedError(AffidavitError):
     """The data was written by a newer version, or needs a feature this build lacks."""
 
     exit_code = 9
+
+
+class Interrupted(AffidavitError):
+    """Work stopped early because whoever asked for it cancelled it or went away."""
+
+    exit_code = 130

@@ -188,10 +188,11 @@ def serve(caller: str, vault_path: Path | None = None) -> None:
     server = build_server(tools)
 
     import anyio
-    from mcp.server.stdio import stdio_server
+
+    from affidavit.servers.stdio import stdio_transport
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_transport() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:

@@ -256,10 +256,11 @@ def serve_pack(pack: VerifiedPack) -> None:
     server = _build_server(tools)
 
     import anyio
-    from mcp.server.stdio import stdio_server
+
+    from affidavit.servers.stdio import stdio_transport
 
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_transport() as (read_stream, write_stream):
             sandbox.arm("pack server")
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

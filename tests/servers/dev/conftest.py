@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +58,25 @@ def snapshot(repo: Path) -> dict[str, Any]:
     }
 
 
-def devserver(repo: Path, home: Path, **options: Any) -> Any:
-    """An official MCP client connected to ``affidavit devserver --repo-path REPO``."""
+def devserver(
+    repo: Path,
+    home: Path,
+    *,
+    server_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Any:
+    """An official MCP client connected to ``affidavit devserver --repo-path REPO [ARGS]``,
+    started with the test git identity plus ``env``."""
     options.setdefault("read_timeout_seconds", 120)
-    return mcp_client(["devserver", "--repo-path", str(repo)], home, env=GIT_IDENTITY, **options)
+    argv = ["devserver", "--repo-path", str(repo), *server_args]
+    return mcp_client(argv, home, env={**GIT_IDENTITY, **(env or {})}, **options)
 
 
 @pytest.fixture
 def client_for(home: Path) -> Callable[..., Any]:
-    """``client_for(repo, mode=..., sampling_callback=...)`` -> an un-entered client."""
+    """``client_for(repo, server_args=[...], env={...}, mode=..., sampling_callback=...)`` ->
+    an un-entered client."""
 
     def make(repo: Path, **options: Any) -> Any:
         return devserver(repo, home, **options)

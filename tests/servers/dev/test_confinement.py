@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from tests.servers.dev.conftest import snapshot
+from tests.servers.dev.conftest import git, snapshot
 
 OPTION_NAMES = ["-D", "--force", "--output=x", "-f", "--orphan=x", "-"]
 REASONS = (
@@ -119,6 +119,8 @@ def test_every_attack_is_refused_and_changes_nothing(repo: Path, outside: Path, 
     (repo / ".affidavit-ci.yml").write_text(
         'pipelines:\n  p:\n    - {name: s, command: ["true"]}\n'
     )
+    git(repo, "add", ".affidavit-ci.yml")
+    git(repo, "commit", "-q", "-m", "CI")
 
     async def scenario() -> None:
         async with client_for(repo, mode="legacy") as client:
@@ -138,15 +140,14 @@ def test_every_attack_is_refused_and_changes_nothing(repo: Path, outside: Path, 
                 assert "top secret" not in refused.value.message, uri
                 assert snapshot(repo) == before and outside_state(outside) == before_out, uri
 
-            # A CI file that is a link out of the repository is not the repository's own.
+            # A CI file swapped for a link out of the repository is never read: the pipeline
+            # committed when the server started runs, and the reply says the file changed.
             (repo / ".affidavit-ci.yml").unlink()
             (repo / ".affidavit-ci.yml").symlink_to(outside / "ci.yml")
             before = snapshot(repo)
             result = await client.call_tool("run_ci_pipeline", {"pipeline": "p"})
-            assert (
-                result.is_error
-                and "not a regular file of this repository" in result.content[0].text
-            )
+            assert not result.is_error and result.structured_content["passed"] is True
+            assert "changed since the server started" in result.content[0].text
             assert not (outside / "ran").exists() and snapshot(repo) == before
 
             # Option-like names are refused as options, whichever argument carries them.

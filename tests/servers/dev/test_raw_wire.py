@@ -68,7 +68,8 @@ def test_garbage_and_malformed_requests_do_not_stop_the_server(repo: Path, home:
         server.stdin.close()
         server.wait(timeout=60)
     assert "error" in replies[2] and "error" in replies[3]
-    # id 4 (a lone surrogate) is dropped by the SDK's JSON layer before any handler runs.
+    # id 4 (a lone surrogate) never reaches a handler: the transport answers it.
+    assert replies[4]["error"]["code"] == -32602 and "surrogate" in replies[4]["error"]["message"]
     assert "climbs with '..'" in replies[5]["error"]["message"]
     assert replies[6]["result"]["isError"] is False
     assert replies[6]["result"]["structuredContent"]["branch"] == "main"

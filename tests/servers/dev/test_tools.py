@@ -162,6 +162,9 @@ def test_file_and_git_tools(repo: Path, client_for) -> None:
 
 def test_ci_sqlite_docker_and_bad_arguments(repo: Path, client_for) -> None:
     """One session for the tools that do not depend on each other's git state."""
+    (repo / ".affidavit-ci.yml").write_text(CI_FILE)
+    git(repo, "add", ".affidavit-ci.yml")
+    git(repo, "commit", "-q", "-m", "CI")  # committed before the server starts, so it runs
 
     async def scenario() -> None:
         async with client_for(repo, mode="legacy") as client:
@@ -205,7 +208,6 @@ async def check_bad_arguments_and_docker(client, repo: Path) -> None:
 
 
 async def check_ci_pipeline(client, repo: Path) -> None:
-    (repo / ".affidavit-ci.yml").write_text(CI_FILE)
     heard: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -242,10 +244,6 @@ async def check_ci_pipeline(client, repo: Path) -> None:
 
     unknown = await client.call_tool("run_ci_pipeline", {"pipeline": "--help"})
     assert unknown.is_error and "no pipeline '--help'" in text(unknown)
-
-    (repo / ".affidavit-ci.yml").write_text("pipelines: {a: [{name: x}]}\n")
-    invalid = await client.call_tool("run_ci_pipeline", {})
-    assert invalid.is_error and "pipelines.a[0].command" in text(invalid)
 
 
 async def check_sqlite_tools(client, repo: Path) -> None:

@@ -10,14 +10,24 @@ the step's timeout and an overall budget).
 
 The CI file is read before the call, by the verifier, with the same parser the dev server
 uses; which steps are safe to re-run is never taken from the backend's reply, so a backend
-cannot hide a failing step by calling it unsafe. What it cannot prove: the outcome of a step
-the file does not mark safe (running it again could deploy twice) — then the verdict is
-``unchecked`` for the whole report, with the re-derived steps listed — or that a step that
-depends on the environment of the backend behaves the same in the proxy's.
+cannot hide a failing step by calling it unsafe. Steps are re-run only from the CI file the
+user committed before the session: the verifier pins the file committed at HEAD the first time
+it sees the repository (the relay asks it about every call, so that is the session's first
+call), and when the file in the work tree is not that commit's, or HEAD's is not the pinned
+one, nothing is re-run and the verdict is ``unchecked`` — otherwise an agent that rewrote the
+file could have its command run twice, once by the backend and once "to check". Re-runs get
+the same scrubbed environment the dev server gives a step (``cifile.step_environment``), never
+the proxy's own.
+
+What it cannot prove: the outcome of a step the file does not mark safe (running it again
+could deploy twice) — then the verdict is ``unchecked`` for the whole report, with the
+re-derived steps listed — or that a step that depends on the environment of the backend
+behaves the same in the proxy's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import signal
@@ -30,7 +40,7 @@ from typing import Any
 
 from affidavit.core.errors import AffidavitError
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
-from affidavit.proxy.verifiers.gitrepo import open_repo
+from affidavit.proxy.verifiers.gitrepo import GitUnavailable, open_repo
 from affidavit.proxy.verifiers.locate import call_repo, string_arg
 from affidavit.proxy.verifiers.replies import (
     Judge,
@@ -80,6 +90,8 @@ class _Before:
     pipeline: str | None = None
     steps: tuple[Any, ...] = ()
     problem: str | None = None
+    pass_env: tuple[str, ...] = ()
+    unpinned: str | None = None  # why the file's steps must not be re-run this session
 
 
 @dataclass(frozen=True)
@@ -91,13 +103,19 @@ class Rerun:
     duration_ms: int
 
 
-def rerun(command: Sequence[str], cwd: Path, timeout: float) -> Rerun:
-    """Run ``command`` (argv) in ``cwd``; on timeout kill its whole process group."""
+def rerun(
+    command: Sequence[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None
+) -> Rerun:
+    """Run ``command`` (argv) in ``cwd`` with ``env`` (default: a step's scrubbed one); on
+    timeout kill its whole process group."""
+    from affidavit.core.cifile import step_environment
+
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
             list(command),
             cwd=cwd,
+            env=dict(env) if env is not None else step_environment(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -124,13 +142,46 @@ def _argv(command: Any) -> tuple[str, ...]:
     return tuple(command)
 
 
+def _committed_blob(repo: Path) -> str | None:
+    """The object id of the CI file in HEAD's tree, when it is a regular file there."""
+    from affidavit.core.cifile import CI_FILE_NAME
+
+    git = open_repo(repo)
+    if git is None:
+        return None
+    try:
+        entry = git.run("ls-tree", "HEAD", "--", CI_FILE_NAME)
+    except GitUnavailable:  # no commit yet
+        return None
+    mode, kind, object_id = [*entry.split("\t", 1)[0].split(), "", "", ""][:3]
+    return object_id if kind == "blob" and mode in ("100644", "100755") else None
+
+
+def _blob_id(data: bytes, like: str) -> str:
+    """The git object id ``data`` has as a blob, in the hash ``like`` uses (SHA-1 or SHA-256)."""
+    digest = hashlib.sha1 if len(like) == 40 else hashlib.sha256  # git's naming, not a MAC
+    return digest(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 class CIVerifier:
     """Checks a CI report against the repository's CI file and re-runs the safe steps."""
 
     name = "ci"
 
+    def __init__(self) -> None:
+        self._pinned: dict[Path, str | None] = {}  # repo -> CI blob at HEAD when first seen
+
     def applies(self, ctx: CallContext) -> bool:
+        repo = call_repo(ctx)
+        if repo is not None:  # the session's first call pins the committed CI file
+            self._pin(repo)
         return ctx.method == "tools/call" and ctx.name == TOOL
+
+    def _pin(self, repo: Path) -> str | None:
+        key = Path(os.path.realpath(repo))
+        if key not in self._pinned:
+            self._pinned.setdefault(key, _committed_blob(key))
+        return self._pinned[key]
 
     def snapshot(self, ctx: CallContext) -> _Before:
         from affidavit.core.cifile import load_ci_file
@@ -139,11 +190,30 @@ class CIVerifier:
         if repo is None:
             return _Before(repo=None)
         try:
+            pinned = self._pin(repo)
             ci = load_ci_file(repo)
             name = ci.resolve(string_arg(ctx.arguments, "pipeline"))
-            return _Before(repo=repo, pipeline=name, steps=tuple(ci.pipeline(name)))
+            return _Before(
+                repo=repo,
+                pipeline=name,
+                steps=tuple(ci.pipeline(name)),
+                pass_env=ci.pass_env,
+                unpinned=self._unpinned(repo, ci.source, pinned),
+            )
         except AffidavitError as exc:
             return _Before(repo=repo, problem=str(exc))
+
+    @staticmethod
+    def _unpinned(repo: Path, source: bytes, pinned: str | None) -> str | None:
+        """Why the work tree's CI file is not the one pinned for this session, or None."""
+        committed = _committed_blob(repo)
+        if committed is None or pinned is None:
+            return "the CI file is not committed (or was not when the session began)"
+        if _blob_id(source, committed) != committed:
+            return "the CI file in the work tree is not the one committed at HEAD"
+        if committed != pinned:
+            return "the CI file was changed during this session (HEAD has another version now)"
+        return None
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         chosen = string_arg(ctx.arguments, "pipeline")
@@ -155,6 +225,8 @@ class CIVerifier:
         where = str(before.repo)
         if before.problem is not None or before.pipeline is None:
             return judge.unchecked(f"the CI file could not be used: {before.problem}", where)
+        if before.unpinned is not None:
+            return judge.unchecked(f"{before.unpinned}; its steps are not re-run", where)
         report = structured(result)
         if report is None:
             return judge.unchecked("the reply carries no structured CI report", where)
@@ -227,6 +299,8 @@ class CIVerifier:
     def _rerun_safe_steps(
         self, ctx: CallContext, judge: Judge, before: _Before, report: Mapping[str, Any]
     ) -> Receipt:
+        from affidavit.core.cifile import step_environment
+
         assert before.repo is not None
         where = str(before.repo)
         budget = float(ctx.settings.get("ci_rerun_budget_s", RERUN_BUDGET_S))
@@ -238,7 +312,12 @@ class CIVerifier:
             if not spec.safe_to_rerun or remaining <= 0:
                 not_rederived.append(spec.name)
                 continue
-            again = rerun(spec.command, before.repo, min(spec.timeout, remaining))
+            again = rerun(
+                spec.command,
+                before.repo,
+                min(spec.timeout, remaining),
+                step_environment(before.pass_env),
+            )
             if again.timed_out:
                 not_rederived.append(spec.name)
                 continue

@@ -170,6 +170,20 @@ class GitRepo:
             "entries": entries,
         }
 
+    def committed_file(self, path: str) -> bytes | None:
+        """The bytes of ``path`` as committed in HEAD, when it is a regular file there (not a
+        link, a directory or a submodule); None before the first commit or when it is absent.
+
+        Content past :data:`proc.DEFAULT_LIMIT` is cut: callers bound sizes far below that.
+        """
+        if self.head() is None:
+            return None
+        listing = self._run(["ls-tree", "-z", "HEAD", "--", path]).stdout
+        mode, kind, rest = [*listing.split(b" ", 2), b"", b""][:3]
+        if kind != b"blob" or mode not in (b"100644", b"100755"):
+            return None
+        return self._run(["cat-file", "blob", rest.split(b"\t", 1)[0].decode()]).stdout
+
     def log(self, max_count: int) -> list[dict[str, str]]:
         """The newest ``max_count`` commits reachable from HEAD."""
         if self.head() is None:

@@ -2,7 +2,8 @@
 
 Git, CI steps and the Docker CLI all go through :func:`run`. Output is drained continuously
 (so a chatty program never blocks on a full pipe) but only the first and last ``limit`` bytes
-are kept; a program past its deadline is killed with its whole process group, so a CI step's
+are kept; a program past its deadline, or whose caller sets its ``stop`` flag (the client
+cancelled the call or went away), is killed with its whole process group, so a CI step's
 children cannot outlive it.
 """
 
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import IO
 
 DEFAULT_LIMIT = 1024 * 1024
+STOP_POLL_S = 0.25
+"""How often a program with a ``stop`` flag looks at it while it waits."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Finished:
     stderr_total: int
     timed_out: bool
     duration_ms: int
+    stopped: bool = False  # killed because the caller set its stop flag
 
 
 class _Capture:
@@ -81,13 +85,15 @@ def run(
     limit: int = DEFAULT_LIMIT,
     keep: str = "head",
     merge_stderr: bool = False,
+    stop: threading.Event | None = None,
 ) -> Finished:
     """Run ``argv`` in ``cwd``; ``keep`` is ``"head"`` (git answers) or ``"tail"`` (CI logs).
 
     With ``merge_stderr`` both streams interleave into ``stdout``, as a CI log reads.
 
     Raises ``FileNotFoundError``/``PermissionError`` when the program cannot be started;
-    a timeout is reported in the result (``timed_out``, exit code 124), not raised.
+    a timeout is reported in the result (``timed_out``, exit code 124), not raised, and so is
+    a stop (``stopped``, exit code 130).
     """
     started = time.monotonic()
     process = subprocess.Popen(
@@ -109,21 +115,27 @@ def run(
             process.stdin.write(stdin)
         with contextlib.suppress(BrokenPipeError):
             process.stdin.close()
-    timed_out = False
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    timed_out = stopped = False
+    deadline = started + timeout
+    while process.poll() is None:
+        remaining = deadline - time.monotonic()
+        timed_out = remaining <= 0
+        stopped = stop is not None and stop.is_set()
+        if timed_out or stopped:
+            break
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=min(remaining, STOP_POLL_S) if stop is not None else remaining)
     # Kill the whole group either way: leftover children would hold the pipes open forever.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     return Finished(
-        exit_code=124 if timed_out else process.returncode,
+        exit_code=124 if timed_out else 130 if stopped else process.returncode,
         stdout=out.result(),
         stderr=err.result() if err is not None else b"",
         stdout_total=out.total,
         stderr_total=err.total if err is not None else 0,
         timed_out=timed_out,
         duration_ms=int((time.monotonic() - started) * 1000),
+        stopped=stopped,
     )

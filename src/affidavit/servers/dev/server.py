@@ -3,7 +3,9 @@
 Every request that touches the repository first passes the host's roots
 (:class:`~affidavit.servers.dev.interact.RootsGate`), then runs its blocking work (git, disk,
 SQLite, CI) in a worker thread under one lock, so the event loop keeps answering and two calls
-never race on the index. Any failure becomes a tool result with ``isError: true`` (tools) or
+never race on the index. A tool call that is cancelled (by the client, or because stdin closed)
+sets its :attr:`~.tools.Call.stop` flag, so a long SQLite statement stops and frees the lock
+and the process can exit. Any failure becomes a tool result with ``isError: true`` (tools) or
 a JSON-RPC error (resources, prompts) carrying one line of reason; nothing a client sends can
 crash the server.
 """
@@ -23,21 +25,30 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from affidavit import __version__
-from affidavit.core.errors import AffidavitError, InputError, NotFoundError
-from affidavit.servers.dev import completions, drafting, interact, prompts, resources, tools
+from affidavit.core.errors import AffidavitError, InputError, Interrupted, NotFoundError
+from affidavit.servers.dev import (
+    ci,
+    completions,
+    drafting,
+    interact,
+    prompts,
+    resources,
+    tools,
+)
 from affidavit.servers.dev.gitrepo import GitRepo
 from affidavit.servers.results import error_result
+from affidavit.servers.stdio import stdio_transport
 
 SERVER_NAME = "affidavit-devserver"
 DRAFT_TOOL = "draft_commit_message"
 RESOURCE_NOT_FOUND = -32002
 INSTRUCTIONS = (
     "A git/CI/SQLite workspace confined to one repository. Paths are relative to the repository "
-    "root; run_ci_pipeline runs only the steps in the repository's .affidavit-ci.yml."
+    "root; run_ci_pipeline runs only the steps of the .affidavit-ci.yml the user had committed "
+    "when the server started (a changed pipeline takes effect after the user restarts it)."
 )
 T = TypeVar("T")
 Ctx = ServerRequestContext[Any]
@@ -46,9 +57,10 @@ Ctx = ServerRequestContext[Any]
 class DevServer:
     """The handlers, bound to one repository."""
 
-    def __init__(self, repo: GitRepo) -> None:
-        self.repo = repo
-        self.roots = interact.RootsGate(repo.root)
+    def __init__(self, workspace: tools.Workspace) -> None:
+        self.workspace = workspace
+        self.repo = workspace.repo
+        self.roots = interact.RootsGate(self.repo.root)
         self._lock = threading.Lock()
         self._tools = [_tool(spec) for spec in tools.TOOLS] + [
             types.Tool(
@@ -62,12 +74,25 @@ class DevServer:
         self._validators = {t.name: Draft202012Validator(t.input_schema) for t in self._tools}
         self._subscribed: set[str] = set()
 
-    async def _locked(self, fn: Callable[..., T], *args: Any) -> T:
+    async def _locked(
+        self, fn: Callable[..., T], *args: Any, stop: threading.Event | None = None
+    ) -> T:
+        """``fn(*args)`` in a worker thread under the lock. A thread cannot be cancelled, so a
+        cancelled caller leaves it behind and sets ``stop`` instead: work that checks the flag
+        (SQL, CI steps) ends at its next look, work still waiting for the lock never starts."""
+        flag = stop or threading.Event()
+
         def run() -> T:
             with self._lock:
+                if flag.is_set():
+                    raise Interrupted("the call was cancelled before it started")
                 return fn(*args)
 
-        return await anyio.to_thread.run_sync(run)
+        try:
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            flag.set()
+            raise
 
     async def _gated(self, ctx: Ctx, params: Any, fn: Callable[..., T], *args: Any) -> T:
         """Pass the roots gate, then run ``fn`` under the lock: the path of every request that
@@ -100,8 +125,8 @@ class DevServer:
                 notice = True
             else:
                 spec = tools.BY_NAME[params.name]
-                call = tools.Call(self.repo, args, _progress_reporter(ctx))
-                outcome = await self._locked(spec.run, call)
+                call = tools.Call(self.workspace, args, _progress_reporter(ctx))
+                outcome = await self._locked(spec.run, call, stop=call.stop)
                 notice = spec.returns_content
                 if not spec.read_only:
                     await self._announce_changes(ctx)
@@ -238,9 +263,9 @@ def _rpc_error(exc: Exception) -> MCPError:
     return MCPError(code=types.INTERNAL_ERROR, message=f"internal error ({type(exc).__name__})")
 
 
-def build_server(repo: GitRepo) -> Server[Any]:
-    """The low-level MCP server for ``repo``, every handler registered."""
-    dev = DevServer(repo)
+def build_server(workspace: tools.Workspace) -> Server[Any]:
+    """The low-level MCP server for ``workspace``, every handler registered."""
+    dev = DevServer(workspace)
     server: Server[Any] = Server(
         SERVER_NAME,
         version=__version__,
@@ -264,9 +289,11 @@ def build_server(repo: GitRepo) -> Server[Any]:
     return server
 
 
-async def serve_stdio(repo_path: Path) -> None:
-    """Serve the repository at ``repo_path`` over stdio until the client disconnects."""
+async def serve_stdio(repo_path: Path, *, allow_ci_edits: bool, sql_timeout_s: float) -> None:
+    """Serve the repository at ``repo_path`` over stdio until the client disconnects; its CI
+    pipeline is pinned now, before any client can act."""
     repo = GitRepo.open(repo_path)
-    server = build_server(repo)
-    async with stdio_server() as (read_stream, write_stream):
+    pipeline = ci.PinnedPipeline.pin(repo, allow_edits=allow_ci_edits)
+    server = build_server(tools.Workspace(repo, pipeline, sql_timeout_s))
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,17 +1,19 @@
 """The dev server's tools: exact schemas, and one plain function per tool.
 
-Each handler takes a :class:`Call` (the repository, the validated arguments, a progress
-reporter) and returns an :class:`Outcome` (readable text plus structured content), or raises an
-:class:`~affidavit.core.errors.AffidavitError` that the server turns into ``isError``. Handlers
-are synchronous and run in a worker thread, one at a time (see ``server.py``). The sampling
-tool needs the client mid-call, so it lives in :mod:`.drafting` instead.
+Each handler takes a :class:`Call` (the :class:`Workspace`, the validated arguments, a
+progress reporter, a stop flag) and returns an :class:`Outcome` (readable text plus structured
+content), or raises an :class:`~affidavit.core.errors.AffidavitError` that the server turns
+into ``isError``. Handlers are synchronous and run in a worker thread, one at a time (see
+``server.py``). The sampling tool needs the client mid-call, so it lives in :mod:`.drafting`
+instead.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from affidavit.servers.dev import ci, docker_tools, files, sqlite_tools
@@ -39,12 +41,28 @@ Progress = Callable[[float, float | None, str], None]
 
 
 @dataclass(frozen=True)
-class Call:
-    """One validated tool call: the repository, the arguments, and a progress reporter."""
+class Workspace:
+    """What stays fixed while the server runs: the repository, the CI pipeline pinned when it
+    started, and the user's limits."""
 
     repo: GitRepo
+    pipeline: ci.PinnedPipeline
+    sql_timeout_s: float
+
+
+@dataclass(frozen=True)
+class Call:
+    """One validated tool call: the workspace, the arguments, a progress reporter, and
+    ``stop``, set when the client cancels the call or goes away (long work checks it)."""
+
+    workspace: Workspace
     args: dict[str, Any]
     progress: Progress
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def repo(self) -> GitRepo:
+        return self.workspace.repo
 
 
 @dataclass(frozen=True)
@@ -79,10 +97,12 @@ _ROWS_OUT = {
     "columns": {"type": "array"},
     "rows": {"type": "array"},
     "truncated": {"type": "boolean"},
+    "truncated_because": _STR,
 }
 
 
 def _write_file(call: Call) -> Outcome:
+    call.workspace.pipeline.check_edit(call.args["path"])
     info = files.write_file(call.repo.root, call.args["path"], call.args["content"])
     return Outcome(f"wrote {info['bytes']} bytes to {info['path']} (sha256 {info['sha256']})", info)
 
@@ -152,17 +172,30 @@ def _git_checkout(call: Call) -> Outcome:
 
 
 def _run_ci(call: Call) -> Outcome:
-    report = ci.run_pipeline(call.repo.root, call.args.get("pipeline"), call.progress)
-    return Outcome(ci.render(report), report)
+    pinned = call.workspace.pipeline
+    report = ci.run_pipeline(pinned, call.args.get("pipeline"), call.progress, call.stop)
+    return Outcome(ci.render(report, pinned.changed_on_disk()), report)
+
+
+def _sql(call: Call, run: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """``sqlite_tools.query`` or ``.execute`` on the call's arguments, under its limits."""
+    return run(
+        call.repo.root,
+        call.args["db"],
+        call.args["sql"],
+        timeout_s=call.workspace.sql_timeout_s,
+        stop=call.stop,
+    )
 
 
 def _sqlite_query(call: Call) -> Outcome:
-    result = sqlite_tools.query(call.repo.root, call.args["db"], call.args["sql"])
+    result = _sql(call, sqlite_tools.query)
     return Outcome(_table(result), result)
 
 
 def _sqlite_execute(call: Call) -> Outcome:
-    result = sqlite_tools.execute(call.repo.root, call.args["db"], call.args["sql"])
+    call.workspace.pipeline.check_edit(call.args["db"])
+    result = _sql(call, sqlite_tools.execute)
     text = f"{result['changes']} row(s) changed in {result['db']}"
     if result["columns"]:
         text += "\n" + _table(result)
@@ -173,7 +206,7 @@ def _table(result: dict[str, Any]) -> str:
     lines = ["\t".join(result["columns"])]
     lines += ["\t".join(json.dumps(v, ensure_ascii=False) for v in row) for row in result["rows"]]
     if result["truncated"]:
-        lines.append(f"[only the first {sqlite_tools.MAX_ROWS} rows are shown]")
+        lines.append(f"[{result['truncated_because']}]")
     return "\n".join(lines)
 
 
@@ -288,7 +321,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "run_ci_pipeline",
-        "Run a pipeline from the repository's .affidavit-ci.yml step by step; report each step.",
+        "Run a pipeline of the .affidavit-ci.yml committed when the server started, step by "
+        "step; report each step.",
         input_object({"pipeline": {"type": "string", "minLength": 1}}),
         output_object(
             {
