@@ -48,7 +48,9 @@ def reply(request_id, result, shape: str = "") -> None:
         line = line.replace('"isError": false', '"isError": false, "isError": true')
     send(line)
     if shape == "twice":
-        send(json.dumps({"result": text("unjudged second body"), "id": request_id, "jsonrpc": "2.0"}))
+        send(
+            json.dumps({"result": text("unjudged second body"), "id": request_id, "jsonrpc": "2.0"})
+        )
 
 
 def fail(request_id, code: int, message: str) -> None:

@@ -41,7 +41,9 @@ def test_a_second_method_key_cannot_smuggle_a_call_past_policy(raw_proxy, backen
     assert tool_calls(backend_log, "echo") == 0
     assert b"smuggled" not in b"".join(backend_lines(backend_log))
     refused = [e for e in audit_entries(tmp_path) if e["kind"] == "refused"]
-    assert [(e["from"], e["reason"]) for e in refused] == [("host", "the key 'method' is given twice")]
+    assert [(e["from"], e["reason"]) for e in refused] == [
+        ("host", "the key 'method' is given twice")
+    ]
 
 
 def test_a_second_id_cannot_route_a_lie_around_verification(raw_proxy, backend_log, tmp_path):
@@ -64,7 +66,9 @@ def test_a_repeated_argument_is_refused_before_policy_reads_either(
 ):
     """A first-wins backend would write ``secrets/x`` where the proxy judged ``public/x``."""
     policy = tmp_path / "policy.yaml"
-    policy.write_text('rules:\n  - tool: "*"\n    arguments: {path: "secrets/*"}\n    action: deny\n')
+    policy.write_text(
+        'rules:\n  - tool: "*"\n    arguments: {path: "secrets/*"}\n    action: deny\n'
+    )
     proxy = raw_proxy("--policy", str(policy))
     proxy.initialize()
     proxy.send(

@@ -38,6 +38,7 @@ from affidavit.proxy.audit import (
     AuditLog,
     arguments_digest,
     redact,
+    scrub,
 )
 from affidavit.proxy.options import ProxyOptions
 from affidavit.proxy.pinning import PinStore
@@ -333,7 +334,7 @@ class ProxyInterceptor:
         entry: dict[str, Any] = {
             "kind": "read",
             "method": "resources/read",
-            "uri": uri,
+            "uri": redact(uri),
             "backend": self.backend_name,
         }
         await self._audited(request, entry, started, self._read(request, uri, entry, started))
@@ -405,7 +406,7 @@ class ProxyInterceptor:
         if allowed is None:
             self._close(entry, "approval-asked")
         elif not allowed:
-            text = f"affidavit proxy: policy denied reading {uri}: {why}"
+            text = f"affidavit proxy: policy denied reading {entry['uri']}: {why}"
             request.reply(
                 jsonrpc.error_response(request.id, jsonrpc.POLICY_DENIED, text).rstrip(b"\n")
             )
@@ -721,7 +722,7 @@ class ProxyInterceptor:
 
     def _log_receipt(self, receipt: Receipt) -> None:
         if receipt.verifier != "none":
-            log(receipt_line(receipt))
+            log(scrub(receipt_line(receipt)))
 
     def _finish(
         self,
