@@ -222,7 +222,10 @@ def test_an_allow_rule_holds_only_where_the_path_really_leads(tmp_path, value):
     """``public/*`` matched the words ``public/../secrets/key.txt``, not where they lead."""
     root = symlinked_secrets(tmp_path / "repo")
     (root / "public" / "door").symlink_to("../secrets")
-    text = 'default: deny\nrules:\n  - tool: "*"\n    arguments: {path: "public/*"}\n    action: allow\n'
+    text = (
+        'default: deny\nrules:\n  - tool: "*"\n    arguments: {path: "public/*"}\n'
+        "    action: allow\n"
+    )
     policy = load_policy(write_policy(tmp_path, text))
     assert policy.decide("read_file", {"path": value}, [root]).action == "deny"
     assert policy.decide("read_file", {"path": "public/door/key.txt"}, [root]).action == "deny"
