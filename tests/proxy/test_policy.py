@@ -270,3 +270,17 @@ def test_dot_dot_after_a_symlink_is_followed_the_way_the_system_follows_it(tmp_p
     (root / "door").symlink_to("secrets/inner")
     policy = load_policy(write_policy(tmp_path))
     assert policy.decide("read_file", {"path": "door/../key.txt"}, [root]).action == "deny"
+
+
+def test_a_bad_policy_points_at_help_the_user_has_not_at_a_repository_file(home, tmp_path):
+    """A pip-installed user has no docs/proxy.md: the error points at `affidavit proxy --help`,
+    and that help shows the file's format."""
+    policy = str(write_policy(tmp_path, "rules: 3"))
+    bad = run_cli(["proxy", "--policy", policy, "--", "true"], home)
+    assert bad.returncode == 2 and "docs/" not in bad.stderr
+    assert "`affidavit proxy --help`" in bad.stderr
+    shown = run_cli(["proxy", "--help"], home).stdout
+    for word in ("default:", "rules:", "require-approval", "resources/read"):
+        assert word in shown
+    wrong = run_cli(["proxy", "--verifier", "json:dumps", "--", "true"], home)
+    assert "docs/" not in wrong.stderr and "affidavit.proxy.verifiers.base.Verifier" in wrong.stderr

@@ -172,7 +172,9 @@ class Policy:
 
 
 def _bad(path: Path, what: str) -> InputError:
-    return InputError(f"policy file {path}: {what}", "fix the file; see docs/proxy.md, Policy")
+    return InputError(
+        f"policy file {path}: {what}", "fix the file; `affidavit proxy --help` shows the format"
+    )
 
 
 def load_policy(path: Path) -> Policy:
