@@ -10,9 +10,11 @@ the proxy itself creates (error replies, its own requests) are built by :func:`e
 A key given twice in one object means different things to different parsers (Python and
 JavaScript keep the last value, simdjson and others the first), so a line with one is
 *ambiguous*: the proxy must never act on one reading while its peer acts on the other. Every
-full parse here refuses repeated keys. The prefix fast path is taken only when the line cannot
-hold a second top-level ``"id"`` or ``"method"``: each appears once as bytes and no ``\\u``
-escape could spell one; a line the proxy acts on is parsed in full anyway.
+full parse here refuses repeated keys. The prefix fast path reads the *first* ``id`` and
+``method``; it is taken only when a last-wins parse of the whole line (orjson, in C: the
+cheapest way to look at every byte) reads the same ones, so every parser agrees on where the
+line goes. A line the proxy acts on is parsed in full anyway, repeated keys refused at any
+depth.
 
 Ids are compared by :data:`IdKey` (type tag + value) because JSON-RPC treats ``1`` and ``"1"``
 as different ids.
@@ -25,6 +27,8 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -171,6 +175,35 @@ def _ambiguous(message: Any, repeats: list[_Repeat]) -> Peek:
     )
 
 
+def _from_prefix(line: bytes) -> Peek | None:
+    """The class, ``id`` and ``method`` that the line's leading keys give, if they are in the
+    order real SDKs emit them."""
+    match = _PREFIX_REQUEST.match(line)
+    if match:
+        return Peek(Kind.REQUEST, method=json.loads(match[2]), id=json.loads(match[1]))
+    match = _PREFIX_RESPONSE.match(line)
+    if match:
+        return Peek(Kind.RESPONSE, id=json.loads(match[1]))
+    return None
+
+
+def _last_reading_agrees(fast: Peek, line: bytes) -> bool:
+    """Whether a parser that keeps the last of repeated keys routes ``line`` as the prefix
+    (the first of them) does: same ``id`` (and type), same ``method`` (or none)."""
+    try:
+        message = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False  # the full parse below says what is wrong (or accepts what orjson won't)
+    if not isinstance(message, dict):
+        return False
+    last_id = message.get("id")
+    return (
+        type(last_id) is type(fast.id)
+        and last_id == fast.id
+        and message.get("method") == fast.method
+    )
+
+
 def peek(line: bytes) -> Peek:
     """Classify one line (without its newline) cheaply; see the module docstring."""
     stripped = line.strip()
@@ -179,14 +212,10 @@ def peek(line: bytes) -> Peek:
     first, last = stripped[:1], stripped[-1:]
     if not ((first == b"{" and last == b"}") or (first == b"[" and last == b"]")):
         return Peek(Kind.INVALID, reason="not a JSON object")
-    if first == b"{" and b"\\u" not in stripped and stripped.count(b'"id"') == 1:
-        methods = stripped.count(b'"method"')
-        match = _PREFIX_REQUEST.match(stripped) if methods == 1 else None
-        if match:
-            return Peek(Kind.REQUEST, method=json.loads(match[2]), id=json.loads(match[1]))
-        match = _PREFIX_RESPONSE.match(stripped) if methods == 0 else None
-        if match:
-            return Peek(Kind.RESPONSE, id=json.loads(match[1]))
+    if first == b"{":
+        fast = _from_prefix(stripped)
+        if fast is not None and _last_reading_agrees(fast, stripped):
+            return fast
     try:
         message, repeats = _load(stripped)
     except (ValueError, RecursionError):
