@@ -23,12 +23,18 @@ def audit_entries(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line)["body"] for line in path.read_text().splitlines()]
 
 
-def test_a_second_method_key_cannot_smuggle_a_call_past_policy(raw_proxy, backend_log, tmp_path):
-    """The proxy must not read ``ping`` where the backend reads ``tools/call``."""
+def behind_policy(raw_proxy, tmp_path: Path, text: str):
+    """The proxy with a policy file holding ``text``, its handshake done."""
     policy = tmp_path / "policy.yaml"
-    policy.write_text(DENY_ECHO)
+    policy.write_text(text)
     proxy = raw_proxy("--policy", str(policy))
     proxy.initialize()
+    return proxy
+
+
+def test_a_second_method_key_cannot_smuggle_a_call_past_policy(raw_proxy, backend_log, tmp_path):
+    """The proxy must not read ``ping`` where the backend reads ``tools/call``."""
+    proxy = behind_policy(raw_proxy, tmp_path, DENY_ECHO)
     proxy.send(
         b'{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call",'
         b'"params":{"name":"echo","arguments":{"smuggled":true}}}\n'
@@ -65,12 +71,8 @@ def test_a_repeated_argument_is_refused_before_policy_reads_either(
     raw_proxy, backend_log, tmp_path
 ):
     """A first-wins backend would write ``secrets/x`` where the proxy judged ``public/x``."""
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(
-        'rules:\n  - tool: "*"\n    arguments: {path: "secrets/*"}\n    action: deny\n'
-    )
-    proxy = raw_proxy("--policy", str(policy))
-    proxy.initialize()
+    deny = 'rules:\n  - tool: "*"\n    arguments: {path: "secrets/*"}\n    action: deny\n'
+    proxy = behind_policy(raw_proxy, tmp_path, deny)
     proxy.send(
         b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo",'
         b'"arguments":{"path":"secrets/x","path":"public/x"}}}\n'

@@ -20,7 +20,8 @@ import contextlib
 import json
 import secrets
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,17 @@ ROOTS_TIMEOUT = 10.0
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What a policy decision records into and how a denial is answered (a tool error for a
+    call, a JSON-RPC error for a read)."""
+
+    entry: dict[str, Any]
+    timings: dict[str, float]
+    started: float
+    refuse: Callable[[str], None]
 
 
 def _cut_short(exc: BaseException, forwarded: bool) -> str:
@@ -343,7 +355,13 @@ class ProxyInterceptor:
         self, request: HostRequest, uri: str, entry: dict[str, Any], started: float
     ) -> None:
         timings: dict[str, float] = {}
-        if not await self._read_allowed(request, uri, entry, timings, started):
+
+        def refuse(text: str) -> None:
+            request.reply(
+                jsonrpc.error_response(request.id, jsonrpc.POLICY_DENIED, text).rstrip(b"\n")
+            )
+
+        if not await self._read_allowed(request, uri, Gate(entry, timings, started, refuse)):
             return
         await self._await_roots()
         ctx = self._context("resources/read", uri, {})
@@ -385,14 +403,7 @@ class ProxyInterceptor:
             timings_ms={**timings, "total": _ms(started)},
         )
 
-    async def _read_allowed(
-        self,
-        request: HostRequest,
-        uri: str,
-        entry: dict[str, Any],
-        timings: dict[str, float],
-        started: float,
-    ) -> bool:
+    async def _read_allowed(self, request: HostRequest, uri: str, gate: Gate) -> bool:
         """Policy on a read: decided like a call to the tool ``resources/read`` with the
         arguments ``uri`` and, for a file resource, ``path``; a denial is a JSON-RPC error."""
         if self.options.policy is None:
@@ -401,17 +412,24 @@ class ProxyInterceptor:
         path = resource_path(uri)
         if path is not None:
             arguments["path"] = path
-        decision, allowed, why = await self._decide(request, "resources/read", arguments, timings)
+        what = f"reading {gate.entry['uri']}"
+        return await self._gate(request, "resources/read", arguments, what, gate)
+
+    async def _gate(
+        self, request: HostRequest, name: str, arguments: Mapping[str, Any], what: str, gate: Gate
+    ) -> bool:
+        """Whether the policy lets a request go ahead. If not, it has been answered (a denial
+        through ``gate.refuse(text)``, an approval question by :meth:`_approve`) and recorded."""
+        entry = gate.entry
+        decision, allowed, why = await self._decide(request, name, arguments, gate.timings)
         entry["policy"] = {**decision.as_dict(), "allowed": allowed, "reason": why}
-        if allowed is None:
+        if allowed is None:  # answered with input_required: the host asks, then retries
             self._close(entry, "approval-asked")
         elif not allowed:
-            text = f"affidavit proxy: policy denied reading {entry['uri']}: {why}"
-            request.reply(
-                jsonrpc.error_response(request.id, jsonrpc.POLICY_DENIED, text).rstrip(b"\n")
-            )
+            text = f"affidavit proxy: policy denied {what}: {why}"
+            gate.refuse(text)
             log(text)
-            self._close(entry, "denied", timings_ms={**timings, "total": _ms(started)})
+            self._close(entry, "denied", timings_ms={**gate.timings, "total": _ms(gate.started)})
         return allowed is True
 
     # ------------------------------------------------------------ tools
@@ -525,8 +543,7 @@ class ProxyInterceptor:
             "backend": self.backend_name,
             _RAW_ARGUMENTS: arguments,  # redacted by _record, after the reply is on its way
         }
-        steps = self._call(request, name, arguments, entry, started)
-        await self._audited(request, entry, started, steps)
+        await self._audited(request, entry, started, self._call(request, entry, started))
 
     async def _audited(
         self, request: HostRequest, entry: dict[str, Any], started: float, steps: Awaitable[None]
@@ -550,14 +567,9 @@ class ProxyInterceptor:
         entry["outcome"] = outcome
         self._record({**entry, **fields})
 
-    async def _call(
-        self,
-        request: HostRequest,
-        name: str,
-        arguments: dict[str, Any],
-        entry: dict[str, Any],
-        started: float,
-    ) -> None:
+    async def _call(self, request: HostRequest, entry: dict[str, Any], started: float) -> None:
+        """The steps of one call (the tool and arguments are the ones in ``entry``)."""
+        name, arguments = entry["tool"], entry[_RAW_ARGUMENTS]
         timings: dict[str, float] = {}
         if await self._pins_refuse(request, name):
             text = (
@@ -568,18 +580,10 @@ class ProxyInterceptor:
             entry["policy"] = {"action": "refused", "allowed": False, "reason": "tool pin changed"}
             self._close(entry, "refused")
             return
-        decision, allowed, why = await self._decide(request, name, arguments, timings)
-        entry["policy"] = {**decision.as_dict(), "allowed": allowed, "reason": why}
-        if allowed is None:  # answered with input_required: the host asks, then retries
-            self._close(entry, "approval-asked")
+        gate = Gate(entry, timings, started, lambda text: request.answer(tool_error(text)))
+        if not await self._gate(request, name, arguments, f"this call to `{name}`", gate):
             return
         params = request.params
-        if not allowed:
-            text = f"affidavit proxy: policy denied this call to `{name}`: {why}"
-            request.answer(tool_error(text))
-            log(text)
-            self._close(entry, "denied", timings_ms={**timings, "total": _ms(started)})
-            return
         await self._await_roots()
         ctx = self._context("tools/call", name, arguments)
         verifier = self.runner.select(ctx)
