@@ -33,10 +33,14 @@ REDACTED = "[redacted]"
 _SECRET_KEY = re.compile(
     r"(pass(word|phrase)?|secret|token|api[-_]?key|auth|credential|cookie|private[-_]?key)", re.I
 )
-_SENSITIVE_NAME = (
-    r"[\w.-]*(?:passw(?:or)?d|passphrase|secret|token|api[-_]?key|access[-_]?key|auth[-_]?key"
-    r"|credential|private[-_]?key)[\w.-]*"
+_SENSITIVE_WORD = (
+    r"(?:passw(?:or)?d|passphrase|secret|token|api[-_]?key|access[-_]?key|auth[-_]?key"
+    r"|credential|private[-_]?key)"
 )
+# a whole name (or ``--flag``) holding such a word; anchored at the name's start, so the engine
+# tries each name once instead of every position inside it (linear, not quadratic)
+_SENSITIVE_NAME = rf"(?<![\w.-])[\w.-]*?{_SENSITIVE_WORD}[\w.-]*"
+_SENSITIVE_FLAG = rf"(?<![\w.-])--?[\w.-]*?{_SENSITIVE_WORD}[\w.-]*"
 # (pattern, replacement) for secrets *inside* a string, applied in this order
 _INLINE_SECRETS = tuple(
     (re.compile(pattern, flags), replacement)
@@ -46,7 +50,7 @@ _INLINE_SECRETS = tuple(
             re.S,
             REDACTED,
         ),
-        (r"\b([a-z][a-z0-9+.-]*://)[^\s/@]+@", re.I, rf"\1{REDACTED}@"),  # user:pass@ in a URL
+        (r"(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://)[^\s/@]+@", re.I, rf"\1{REDACTED}@"),  # user@
         (r"\b((?:proxy-)?authorization\s*[:=]\s*)[^\r\n'\"]+", re.I, rf"\1{REDACTED}"),
         (r"\b(Bearer|Basic|Token)\s+[\w.~+/=-]{8,}", re.I, rf"\1 {REDACTED}"),
         (
@@ -57,8 +61,15 @@ _INLINE_SECRETS = tuple(
             REDACTED,
         ),
         (rf"({_SENSITIVE_NAME}[\"']?\s*[=:]\s*[\"']?)[^\s\"',;&]+", re.I, rf"\1{REDACTED}"),
-        (rf"(--?{_SENSITIVE_NAME}\s+)(?!-)[^\s\"',;&]+", re.I, rf"\1{REDACTED}"),
+        (rf"({_SENSITIVE_FLAG}\s+)(?!-)[^\s\"',;&]+", re.I, rf"\1{REDACTED}"),
     )
+)
+# every pattern above needs one of these (lower-cased): most strings (paths, names) have none
+# and skip the patterns altogether
+_TRIGGERS = (
+    *("pass", "secret", "token", "key", "credential", "auth", "bearer", "basic", "://"),
+    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "sk-", "sk_", "xox", "akia"),
+    *("aiza", "glpat", "npm_", "eyj"),
 )
 CONTENT_KEYS = frozenset(
     {"content", "contents", "text", "body", "data", "blob", "file_text", "patch", "diff"}
@@ -76,6 +87,9 @@ def default_log_path() -> Path:
 def scrub(text: str) -> str:
     """``text`` with every secret-shaped part replaced: credentials in URLs, header values,
     known token formats, private keys, ``NAME=value`` and ``--name value`` for secret names."""
+    lowered = text.lower()
+    if not any(trigger in lowered for trigger in _TRIGGERS):
+        return text
     for pattern, replacement in _INLINE_SECRETS:
         text = pattern.sub(replacement, text)
     return text
