@@ -54,8 +54,8 @@ def test_vscode_jsonc_keeps_comments_inputs_and_variables(fake_home):
     text = path.read_text()
     assert "// servers for this machine" in text and '"inputs"' in text
     fs = parse(text).value["servers"]["fs"]
-    assert fs["args"][:2] == ["proxy", "--"]
-    assert fs["args"][2:] == ["npx", "-y", "server-fs", "${workspaceFolder}"]
+    assert fs["args"][:3] == ["proxy", "--receipts", "--"]  # a ${variable} is no root
+    assert fs["args"][3:] == ["npx", "-y", "server-fs", "${workspaceFolder}"]
     assert fs["env"] == {"TOKEN": "${input:tok}"}
     wrapping.unwrap(BY_KEY["vscode"])
     assert path.read_text() == VSCODE
@@ -75,7 +75,7 @@ def test_continue_list_entries(fake_home):
     path = _setup(fake_home, "continue", CONTINUE)
     wrapping.wrap(BY_KEY["continue"])
     servers = {s["name"]: s for s in yaml.safe_load(path.read_text())["mcpServers"]}
-    assert servers["sqlite"]["args"][:3] == ["proxy", "--", "uvx"]
+    assert servers["sqlite"]["args"][:4] == ["proxy", "--receipts", "--", "uvx"]
     assert servers["remote"] == {
         "name": "remote",
         "type": "streamable-http",

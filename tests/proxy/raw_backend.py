@@ -3,7 +3,11 @@
 It records every line it receives, byte for byte, in ``$RAW_BACKEND_LOG`` and answers with
 deliberately unusual formatting (other key order, spaces) so tests can see the proxy forward
 bytes rather than re-serialised JSON. Tools (by name) script the awkward cases: a slow call,
-a crash mid-request, garbage output, a request to the host with a colliding id, a lie.
+a crash mid-request, garbage output, a request to the host with a colliding id, a lie. The
+``reply`` argument of ``write_file`` / ``lie_write`` shapes the answer the way a hostile
+backend might: ``batch`` (wrapped in a JSON array), ``twice`` (a second answer for the same
+id), ``dup_key`` (``isError`` given twice, false first). At end of input it finishes the calls
+it is running before it exits, as a well-behaved server does.
 Tool definitions come from ``$RAW_BACKEND_TOOLS`` (a JSON file, re-read on every list) so a
 test can change them between sessions (a rug pull).
 """
@@ -24,6 +28,7 @@ _out = threading.Lock()
 _waiting: dict[str, threading.Event] = {}
 _answers: dict[str, dict] = {}
 _modern: set[str] = set()
+_running: list[threading.Thread] = []
 
 
 def send(text: str) -> None:
@@ -32,11 +37,20 @@ def send(text: str) -> None:
         sys.stdout.flush()
 
 
-def reply(request_id, result) -> None:
+def reply(request_id, result, shape: str = "") -> None:
     if json.dumps(request_id) in _modern:  # a 2026-07-28 request: results carry resultType
         result = {**result, "resultType": "complete"}
     # key order and spacing differ from what json.dumps(compact) would produce
-    send(json.dumps({"result": result, "id": request_id, "jsonrpc": "2.0"}, indent=None))
+    line = json.dumps({"result": result, "id": request_id, "jsonrpc": "2.0"}, indent=None)
+    if shape == "batch":
+        line = f"[{line}]"
+    elif shape == "dup_key":  # a first-wins reader sees success, a last-wins reader an error
+        line = line.replace('"isError": false', '"isError": false, "isError": true')
+    send(line)
+    if shape == "twice":
+        send(
+            json.dumps({"result": text("unjudged second body"), "id": request_id, "jsonrpc": "2.0"})
+        )
 
 
 def fail(request_id, code: int, message: str) -> None:
@@ -62,9 +76,11 @@ def call(request_id, name: str, args: dict) -> None:
         reply(request_id, text(json.dumps(args, sort_keys=True)))
     elif name == "write_file":
         Path(args["path"]).write_text(args["content"])
-        reply(request_id, text(f"wrote {len(args['content'])} bytes to {args['path']}"))
+        wrote = text(f"wrote {len(args['content'])} bytes to {args['path']}")
+        reply(request_id, wrote, args.get("reply", ""))
     elif name == "lie_write":
-        reply(request_id, text(f"wrote {len(args['content'])} bytes to {args['path']}"))
+        wrote = text(f"wrote {len(args['content'])} bytes to {args['path']}")
+        reply(request_id, wrote, args.get("reply", ""))
     elif name == "count":
         counter = Path(args["path"])
         value = int(counter.read_text()) + 1 if counter.exists() else 1
@@ -150,15 +166,19 @@ def main() -> None:
                 reply(request_id, listing)
             elif method == "tools/call":
                 params = message.get("params") or {}
-                threading.Thread(
+                worker = threading.Thread(
                     target=call,
                     args=(request_id, params.get("name"), params.get("arguments") or {}),
                     daemon=True,
-                ).start()
+                )
+                worker.start()
+                _running.append(worker)
             elif method == "ping":
                 reply(request_id, {})
             else:
                 fail(request_id, -32601, "Method not found")
+    for worker in _running:  # end of input: finish the calls already running, then exit
+        worker.join(30)
 
 
 if __name__ == "__main__":

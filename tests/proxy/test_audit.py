@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def test_redaction_hides_secret_keys_and_token_shaped_values():
         }
     )
     assert cleaned["api_token"] == cleaned["headers"]["Authorization"] == "[redacted]"
-    assert cleaned["note"] == cleaned["gh"] == "[redacted]"
+    assert cleaned["note"] == "Bearer [redacted]" and cleaned["gh"] == "[redacted]"
     assert cleaned["path"] == "docs/x.md"
     assert len(cleaned["content"]) < 200 and "1000 chars" in cleaned["content"]
 
@@ -136,3 +137,54 @@ def test_a_new_log_directory_is_private_but_an_existing_one_is_left_alone(tmp_pa
     assert shared.stat().st_mode & 0o777 == 0o755
     AuditLog(tmp_path / "fresh" / "audit.jsonl", session="s").append({"kind": "call"})
     assert (tmp_path / "fresh").stat().st_mode & 0o777 == 0o700
+
+
+SECRETS_IN_STRINGS = {
+    "dotenv": ("write_file", {"path": ".env", "content": "DB_PASSWORD=hunter2-corral\nMODE=dev\n"}),
+    "clone": ("git_clone", {"url": "https://alice:s3cretPassw0rd@git.example.com/team/r.git"}),
+    "bearer": (
+        "run_command",
+        {"command": "curl -H 'Authorization: Bearer eyJhbGciOi.eyJzdWIi.c2lnbmF0dXJl' https://x"},
+    ),
+    "sql": ("sqlite_execute", {"sql": "INSERT INTO keys VALUES ('sk-proj-ABCDEFGHIJKLMNOPQRST')"}),
+    "long body": ("write_file", {"path": "big.txt", "content": "GH=ghp_" + "Z" * 36 + "\n" * 300}),
+    "flag": ("run_command", {"command": "deploy --api-key=k3y-v4lue-991 --verbose"}),
+}
+LEAKS = (
+    "hunter2-corral",
+    "s3cretPassw0rd",
+    "eyJhbGciOi",
+    "ABCDEFGHIJKLMNOPQRST",
+    "Z" * 36,
+    "k3y-v4lue-991",
+)
+
+
+def test_secrets_inside_argument_strings_reach_neither_the_log_nor_the_model(raw_proxy, tmp_path):
+    """A ``.env`` body, a password in a clone URL, a bearer token in a command, a key in SQL:
+    all were stored verbatim, hash-chained, and served back through ``affidavit://audit``."""
+    proxy = raw_proxy()
+    proxy.initialize()
+    for index, (tool, arguments) in enumerate(SECRETS_IN_STRINGS.values()):
+        proxy.call(index, "echo", {**arguments, "as": tool})
+    read = proxy.request(99, "resources/read", {"uri": "affidavit://audit"})
+    served = read["result"]["contents"][0]["text"]
+    proxy.close()
+    stored = (tmp_path / "audit.jsonl").read_text()
+    for leak in LEAKS:
+        assert leak not in stored and leak not in served and leak not in proxy.stderr, leak
+    entries = [json.loads(line)["body"]["arguments"] for line in stored.splitlines()]
+    dotenv, clone, bearer, sql, big, flag = entries
+    body = SECRETS_IN_STRINGS["dotenv"][1]["content"]
+    assert (
+        dotenv["path"] == ".env" and hashlib.sha256(body.encode()).hexdigest() in dotenv["content"]
+    )
+    assert clone["url"] == "https://[redacted]@git.example.com/team/r.git"
+    assert (
+        bearer["command"].startswith("curl -H 'Authorization: [redacted]")
+        and "https://x" in bearer["command"]
+    )
+    assert sql["sql"] == "INSERT INTO keys VALUES ('[redacted]')"
+    long_body = SECRETS_IN_STRINGS["long body"][1]["content"]
+    assert big["content"] == f"[343 chars, sha256 {hashlib.sha256(long_body.encode()).hexdigest()}]"
+    assert flag["command"] == "deploy --api-key=[redacted] --verbose"

@@ -196,3 +196,91 @@ async def test_official_client_approves_a_stateless_call_through_input_required(
     assert tool_calls(backend_log, "echo") == (1 if approve else 0)
     if approve:  # the backend never sees the proxy's own question and answer
         assert b"affidavit-approval" not in backend_log.read_bytes()
+
+
+def symlinked_secrets(root: Path) -> Path:
+    """A workspace with ``secrets/key.txt`` and an in-tree alias ``alias -> secrets``."""
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets" / "key.txt").write_text("the secret\n")
+    (root / "public").mkdir()
+    (root / "alias").symlink_to("secrets")
+    return root
+
+
+@pytest.mark.parametrize("value", ["alias/key.txt", "alias/new.txt", "./alias/../alias/key.txt"])
+def test_a_relative_path_through_an_in_tree_symlink_meets_the_deny(tmp_path, value):
+    root = symlinked_secrets(tmp_path / "repo")
+    policy = load_policy(write_policy(tmp_path))
+    assert policy.decide("read_file", {"path": value}, [root]).action == "deny"
+    assert policy.decide("write_file", {"path": str(root / value)}, [root]).action == "deny"
+
+
+@pytest.mark.parametrize(
+    "value", ["public/../secrets/key.txt", "public/../alias/key.txt", "public//../secrets/k"]
+)
+def test_an_allow_rule_holds_only_where_the_path_really_leads(tmp_path, value):
+    """``public/*`` matched the words ``public/../secrets/key.txt``, not where they lead."""
+    root = symlinked_secrets(tmp_path / "repo")
+    (root / "public" / "door").symlink_to("../secrets")
+    text = (
+        'default: deny\nrules:\n  - tool: "*"\n    arguments: {path: "public/*"}\n'
+        "    action: allow\n"
+    )
+    policy = load_policy(write_policy(tmp_path, text))
+    assert policy.decide("read_file", {"path": value}, [root]).action == "deny"
+    assert policy.decide("read_file", {"path": "public/door/key.txt"}, [root]).action == "deny"
+    assert policy.decide("read_file", {"path": ["public/a", value]}, [root]).action == "deny"
+    assert policy.decide("read_file", {"path": "public/a.txt"}, [root]).action == "allow"
+    assert policy.decide("read_file", {"path": str(root / "public/a")}, [root]).action == "allow"
+
+
+def test_file_reads_and_writes_through_a_symlink_never_reach_the_dev_server(raw_proxy, tmp_path):
+    """End to end, the real dev server: tools and ``repo://file/`` resources alike."""
+    import sys
+
+    from tests.proxy._verifier_fixtures import init_repo
+
+    repo = symlinked_secrets(init_repo(tmp_path / "repo"))
+    dev = [sys.executable, "-m", "affidavit", "devserver", "--repo-path", str(repo)]
+    proxy = raw_proxy("--policy", str(write_policy(tmp_path)), "--root", str(repo), backend=dev)
+    proxy.initialize()
+    for index, (name, arguments) in enumerate(
+        [
+            ("read_file", {"path": "alias/key.txt"}),
+            ("write_file", {"path": "alias/planted.txt", "content": "x"}),
+        ]
+    ):
+        reply = proxy.call(index, name, arguments)
+        assert "policy denied" in text_of(reply), reply
+    for index, uri in enumerate(
+        ["repo://file/alias/key.txt", "repo://file/secrets/key.txt", "repo://file/alias%2Fkey.txt"]
+    ):
+        reply = proxy.request(10 + index, "resources/read", {"uri": uri})
+        assert reply["error"]["code"] == -32004 and "policy denied" in reply["error"]["message"]
+        assert "the secret" not in json.dumps(reply)
+    assert not (repo / "secrets" / "planted.txt").exists()
+    fine = proxy.request(20, "resources/read", {"uri": "repo://file/README.md"})
+    assert fine["result"]["contents"][0]["text"] == "# demo\n"
+
+
+def test_dot_dot_after_a_symlink_is_followed_the_way_the_system_follows_it(tmp_path):
+    """``door/../x`` with ``door -> secrets/inner`` is ``secrets/x`` on disk, not ``x``."""
+    root = symlinked_secrets(tmp_path / "repo")
+    (root / "secrets" / "inner").mkdir()
+    (root / "door").symlink_to("secrets/inner")
+    policy = load_policy(write_policy(tmp_path))
+    assert policy.decide("read_file", {"path": "door/../key.txt"}, [root]).action == "deny"
+
+
+def test_a_bad_policy_points_at_help_the_user_has_not_at_a_repository_file(home, tmp_path):
+    """A pip-installed user has no docs/proxy.md: the error points at `affidavit proxy --help`,
+    and that help shows the file's format."""
+    policy = str(write_policy(tmp_path, "rules: 3"))
+    bad = run_cli(["proxy", "--policy", policy, "--", "true"], home)
+    assert bad.returncode == 2 and "docs/" not in bad.stderr
+    assert "`affidavit proxy --help`" in bad.stderr
+    shown = run_cli(["proxy", "--help"], home).stdout
+    for word in ("default:", "rules:", "require-approval", "resources/read"):
+        assert word in shown
+    wrong = run_cli(["proxy", "--verifier", "json:dumps", "--", "true"], home)
+    assert "docs/" not in wrong.stderr and "affidavit.proxy.verifiers.base.Verifier" in wrong.stderr

@@ -82,3 +82,47 @@ def test_built_messages_are_one_line():
     line = jsonrpc.error_response("x\ny", jsonrpc.BACKEND_GONE, "multi\nline", {"a": "é"})
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert json.loads(line)["error"]["data"] == {"a": "é"}
+
+
+@pytest.mark.parametrize(
+    ("line", "waiting"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}', (((1,), True),)),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","\\u006dethod":"tools/call"}', (((1,), True),)),
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","id":2}', (((1, 2), True),)),
+        (b'{"jsonrpc":"2.0","id":1,"result":{},"\\u0069d":2}', (((1, 2), False),)),
+        (b'[{"jsonrpc":"2.0","id":3,"result":{}},{"id":4,"id":5,"method":"x"}]', None),
+    ],
+)
+def test_a_repeated_key_in_any_spelling_makes_a_line_ambiguous(line, waiting):
+    """The fast path reads the first ``method``/``id``; Python and JavaScript the last."""
+    peeked = jsonrpc.peek(line)
+    assert peeked.kind is Kind.AMBIGUOUS and "is given twice" in peeked.reason
+    if waiting is not None:
+        assert peeked.waiting == waiting
+    else:
+        assert peeked.waiting == (((3,), False), ((4, 5), True))
+    with pytest.raises(jsonrpc.AmbiguousMessage):
+        jsonrpc.parse(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"get","inputSchema":{"id":{}}}]}}',
+        b'{"jsonrpc":"2.0","id":"a","method":"x","params":{"method":"y","id":2}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"text":"caf\\u00e9 \\"id\\": 2"}}',
+    ],
+)
+def test_keys_nested_or_quoted_keep_the_fast_path(line):
+    peeked = jsonrpc.peek(line)
+    assert peeked.kind in (Kind.REQUEST, Kind.RESPONSE) and peeked.message is None
+
+
+def test_a_key_repeated_deeper_down_is_refused_where_the_proxy_acts():
+    """Routing is unambiguous, so the line is relayed; a full parse (what the proxy acts on)
+    still refuses it."""
+    line = b'{"jsonrpc":"2.0","id":1,"result":{"isError":false,"isError":true}}'
+    assert jsonrpc.peek(line).kind is Kind.RESPONSE
+    with pytest.raises(jsonrpc.AmbiguousMessage, match="'isError' is given twice"):
+        jsonrpc.parse(line)

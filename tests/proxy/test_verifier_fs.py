@@ -246,3 +246,27 @@ def test_only_known_tools_with_known_well_formed_arguments_are_judged(tmp_path: 
     assert not applies("move_file", {"source": "a"})
     assert not applies("delete_file", {"path": "a"})
     assert not applies("write_file", {"path": "a", "content": "x"}, method="resources/read")
+
+
+def test_concurrent_lies_about_different_files_are_each_contradicted(tmp_path: Path) -> None:
+    """Two writes in flight at once in one root used to excuse each other as overlapping."""
+    first, second = write(tmp_path, "a.txt", "alpha"), write(tmp_path, "b.txt", "beta")
+    before_first, before_second = V.snapshot(first), V.snapshot(second)
+    (tmp_path / "a.txt").write_text("not alpha")
+    (tmp_path / "b.txt").write_text("not beta")
+    assert V.verify(first, before_first, OK).verdict is Verdict.CONTRADICTED
+    assert V.verify(second, before_second, OK).verdict is Verdict.CONTRADICTED
+
+
+def test_concurrent_writes_to_one_file_still_excuse_each_other(tmp_path: Path) -> None:
+    """In flight together, the file can hold only one of them: the other's mismatch is not held
+    against the backend; a move's destination counts as its file too."""
+    first, second = write(tmp_path, "a.txt", "alpha"), write(tmp_path, "a.txt", "beta")
+    (tmp_path / "c.txt").write_text("gamma")
+    move = call("move_file", {"source": "c.txt", "destination": "a.txt"}, roots=[tmp_path])
+    snapshots = [V.snapshot(ctx) for ctx in (first, second)]
+    moving = V.snapshot(move)
+    (tmp_path / "a.txt").write_text("beta")
+    assert V.verify(first, snapshots[0], OK).verdict is Verdict.UNCHECKED
+    assert V.verify(second, snapshots[1], OK).verdict is Verdict.VERIFIED
+    assert V.verify(move, moving, OK).verdict is Verdict.UNCHECKED

@@ -40,3 +40,16 @@ def test_only_contradictions_are_excused() -> None:
     assert excuse_overlap(lie, False) is lie
     ok = Receipt(Verdict.VERIFIED, "git", "committed", seen)
     assert excuse_overlap(ok, True) is ok
+
+
+def test_a_file_key_overlaps_only_itself_and_what_holds_it() -> None:
+    """Writes to two files of one repository are independent; a repository-wide call (a
+    commit, a status read) overlaps every file call inside that repository."""
+    windows = Overlaps()
+    a, b = windows.begin(["/repo/a.txt"]), windows.begin(["/repo/b.txt"])
+    outside = windows.begin(["/repository-two/a.txt"])
+    assert windows.end(a) is False and windows.end(b) is False
+    assert windows.end(outside) is False
+    write = windows.begin(["/repo/src/x.py"])
+    commit = windows.begin(["/repo"])
+    assert windows.end(commit) is True and windows.end(write) is True

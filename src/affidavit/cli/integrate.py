@@ -146,7 +146,8 @@ def _report(result: object, dry_run: bool, empty: str) -> None:
         label = {"wrap": "wrapped", "unwrap": "unwrapped"}.get(d.action, d.action)
         if dry_run and d.action in {"wrap", "unwrap"}:
             label = f"would {d.action}"
-        stdout.print(f"  {d.server}: {label}: {d.reason}", markup=False)
+        where = f"{d.scope}: " if d.scope else ""
+        stdout.print(f"  {where}{d.server}: {label}: {d.reason}", markup=False)
     if result.note:
         stdout.print(f"  {result.note}", markup=False)
 

@@ -33,6 +33,23 @@ class _ProxyGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
+POLICY_HELP = """Policy file (--policy) is YAML; rules are tried in order, the first match
+decides:
+
+\b
+  default: allow                     # allow | deny | require-approval
+  rules:
+    - tool: "write_*"                # glob on the tool name
+      arguments: {path: "secrets/*"} # every listed argument must match its glob
+      action: deny                   # allow | deny | require-approval
+      reason: secrets are off limits
+  sampling: {max_per_minute: 10}     # backend sampling requests allowed per minute
+
+A path is matched as written, in normal form, and wherever it really leads (symlinks
+resolved) from the roots and the backend's own directories; deny and require-approval match
+any of these readings, allow must hold for all of them. A resource read is decided as a call
+to the tool resources/read with the arguments uri and, for a file resource, path."""
+
 proxy_app = typer.Typer(
     cls=_ProxyGroup,
     invoke_without_command=True,
@@ -42,6 +59,7 @@ proxy_app = typer.Typer(
         "Front an MCP server: verify its claims, replay verified retries, enforce a policy. "
         "Run it as: affidavit proxy [OPTIONS] -- BACKEND CMD ARGS...  (or --backend-url URL)."
     ),
+    epilog=POLICY_HELP,
 )
 
 
@@ -115,7 +133,9 @@ def _load_verifiers(specs: list[str]) -> tuple[Any, ...]:
         verifier = target() if isinstance(target, type) else target
         if not isinstance(verifier, Verifier):
             raise UsageError(
-                f"--verifier {spec!r} is not a verifier", "see docs/writing-a-verifier.md"
+                f"--verifier {spec!r} is not a verifier",
+                "it needs what affidavit.proxy.verifiers.base.Verifier lists: name, applies, "
+                "snapshot, verify, still_holds",
             )
         loaded.insert(0, verifier)
     return tuple(loaded)

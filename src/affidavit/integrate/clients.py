@@ -65,6 +65,7 @@ class Client:
     new_entry_extra: dict[str, Any] = field(default_factory=dict)
     entry_has_name: bool = False
     marker: PathRule | None = None  # what proves it is installed, when not the config's folder
+    projects: tuple[str, str] | None = None  # (parent, child): servers at parent.<project>.child
 
     def config_path(
         self, *, platform: str | None = None, home: Path | None = None, env: Env | None = None
@@ -100,6 +101,19 @@ class Client:
         entry.update({self.command_key: command, "args": list(args)})
         entry.update(self.new_entry_extra)
         return entry
+
+    def scopes(self, doc: ServerMap) -> list[tuple[str, ServerMap]]:
+        """Every server map in a loaded config: ``("", doc)``, then one per project that has
+        servers of its own (Claude Code's ``projects.<path>.mcpServers``), labelled by project."""
+        found: list[tuple[str, ServerMap]] = [("", doc)]
+        if self.projects is None or not isinstance(doc, JsonServerMap):
+            return found
+        parent, child = self.projects
+        projects = doc.doc.get((parent,))
+        for project, settings in (projects if isinstance(projects, dict) else {}).items():
+            if isinstance(settings, dict) and isinstance(settings.get(child), dict):
+                found.append((project, JsonServerMap(doc.doc, (parent, project, child))))
+        return found
 
     def snippet(self, name: str, command: str, args: list[str]) -> str:
         """The block a user can paste by hand when we refuse to edit the file."""
@@ -145,6 +159,7 @@ CLIENTS: tuple[Client, ...] = (
         _everywhere(_claude_code),
         new_entry_extra={"type": "stdio", "env": {}},
         marker=lambda home, env: Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude"),
+        projects=("projects", "mcpServers"),
     ),
     Client(
         "claude-desktop",

@@ -36,10 +36,15 @@ class ServerMap(Protocol):
 
 
 class JsonServerMap:
-    """Servers in a JSON object at ``path`` (e.g. ``("mcpServers",)``)."""
+    """Servers in a JSON object at ``path`` (e.g. ``("mcpServers",)``).
 
-    def __init__(self, text: str, path: tuple[str, ...]) -> None:
-        self.doc = JsoncDocument(text)
+    Several maps may share one document (``text`` given as a :class:`JsoncDocument`), such as
+    Claude Code's user-level servers and each project's: edits through any of them land in the
+    same text.
+    """
+
+    def __init__(self, text: str | JsoncDocument, path: tuple[str, ...]) -> None:
+        self.doc = text if isinstance(text, JsoncDocument) else JsoncDocument(text)
         self.path = path
         value = self.doc.get(path)
         if value is not None and not isinstance(value, dict):

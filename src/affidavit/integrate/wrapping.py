@@ -1,8 +1,13 @@
 """``affidavit wrap`` / ``unwrap``: put the verifying proxy in front of a client's stdio servers.
 
-A stdio entry ``CMD ARGS`` becomes ``affidavit proxy -- CMD ARGS``; every other key of the entry
-(``env``, ``cwd``, timeouts, approvals) stays as it was, so secrets stay in ``env`` and never
-move into argv. Entries we cannot front are left alone and reported: remote servers (a URL,
+A stdio entry ``CMD ARGS`` becomes ``affidavit proxy --receipts --root DIR... -- CMD ARGS``: the
+roots are the directories the server is given in its own arguments (an absolute or ``~`` path
+to an existing directory, alone or as ``--option=DIR``), so the verifiers can look where the
+server works instead of answering every file claim ``unchecked``; ``--receipts`` shows each
+verdict to the model. Every other key of the entry (``env``, ``cwd``, timeouts, approvals)
+stays as it was, so secrets stay in ``env`` and never move into argv. Claude Code's
+per-project servers (``projects.<path>.mcpServers`` in ``~/.claude.json``) are fronted like
+the user-level ones. Entries we cannot front are left alone and reported: remote servers (a URL,
 Streamable HTTP, legacy SSE, OAuth), entries with no command (extension-provided, built-in) and
 affidavit's own memory and pack servers (``affidavit devserver`` is a backend like any other
 and is fronted). An entry already fronted is recognised, so wrapping twice changes
@@ -12,23 +17,25 @@ wrote; after later edits it rewrites each wrapped entry back to the command afte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from affidavit.integrate import configfile
 from affidavit.integrate.clients import REMOTE_TYPES, URL_KEYS, Client, Env
+from affidavit.integrate.formats import ServerMap
 from affidavit.integrate.launcher import affidavit_command, affidavit_subcommand
 
 
 @dataclass(frozen=True)
 class Decision:
-    """What wrap does with one server entry."""
+    """What wrap does with one server entry (``scope``: its project, "" for the user's own)."""
 
     server: str
-    action: str  # "wrap" | "skip" | "already"
+    action: str  # "wrap" | "skip" | "already" | "unwrap"
     reason: str
     entry: dict[str, Any] | None = None  # the new entry when action == "wrap"
+    scope: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,26 @@ def _remote_reason(entry: dict[str, Any]) -> str | None:
     return None
 
 
+def inferred_roots(args: list[str]) -> list[str]:
+    """The directories a server is given in its arguments, as written: absolute (or ``~``)
+    paths to directories that exist, alone or as ``--option=DIR``; first seen first."""
+    roots: list[str] = []
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        path = Path(value).expanduser()  # relative paths depend on the client's cwd: skipped
+        if path.is_absolute() and path.is_dir() and value not in roots:
+            roots.append(value)
+    return roots
+
+
+def proxy_args(command: str, args: list[str]) -> list[str]:
+    """The arguments of ``affidavit`` that front ``command args`` with the proxy."""
+    options = ["--receipts"]
+    for root in inferred_roots(args):
+        options += ["--root", root]
+    return ["proxy", *options, "--", command, *args]
+
+
 def decide(client: Client, server: str, entry: dict[str, Any]) -> Decision:
     """Whether and how to front one entry."""
     remote = _remote_reason(entry)
@@ -97,7 +124,7 @@ def decide(client: Client, server: str, entry: dict[str, Any]) -> Decision:
         if sub[:1] == ["serve"] or sub[:2] == ["pack", "serve"]:
             return Decision(server, "skip", "affidavit's own server (its answers need no proxy)")
     program, prefix = affidavit_command()
-    new = _with_launch(client, entry, program, [*prefix, "proxy", "--", command, *args])
+    new = _with_launch(client, entry, program, [*prefix, *proxy_args(command, args)])
     return Decision(server, "wrap", f"{command} -> affidavit proxy -- {command}", new)
 
 
@@ -115,18 +142,35 @@ def unwrapped(client: Client, entry: dict[str, Any]) -> dict[str, Any] | None:
     return _with_launch(client, entry, inner[0], inner[1:])
 
 
+def _unwrapped_entries(client: Client, doc: ServerMap) -> list[tuple[ServerMap, Decision]]:
+    """Every wrapped entry in every scope, with the entry it becomes without the proxy."""
+    found = []
+    for scope, servers in client.scopes(doc):
+        for name, entry in servers.servers().items():
+            new = unwrapped(client, entry)
+            if new is not None:
+                found.append((servers, Decision(name, "unwrap", "proxy removed", new, scope)))
+    return found
+
+
 def wrap(
     client: Client, *, dry_run: bool = False, home: Path | None = None, env: Env | None = None
 ) -> FileResult:
-    """Front every stdio server in ``client``'s config with the proxy."""
+    """Front every stdio server in ``client``'s config (every project's too) with the proxy."""
     path = client.config_path(home=home, env=env)
     loaded = configfile.load(client, path, snippet="")
-    decisions = [decide(client, name, entry) for name, entry in loaded.doc.servers().items()]
-    todo = [d for d in decisions if d.action == "wrap" and d.entry is not None]
+    todo: list[tuple[ServerMap, Decision]] = []
+    decisions = []
+    for scope, servers in client.scopes(loaded.doc):
+        for name, entry in servers.servers().items():
+            decision = replace(decide(client, name, entry), scope=scope)
+            decisions.append(decision)
+            if decision.action == "wrap":
+                todo.append((servers, decision))
     if not todo or dry_run:
         return FileResult(client.key, path, decisions, written=False)
-    for decision in todo:
-        loaded.doc.put(decision.server, decision.entry or {})
+    for servers, decision in todo:
+        servers.put(decision.server, decision.entry or {})
     configfile.write(loaded, "wrap", loaded.doc.dumps().encode("utf-8"))
     return FileResult(client.key, path, decisions, written=True)
 
@@ -137,25 +181,16 @@ def unwrap(
     """Take the proxy out again: byte-exact restore when possible, else entry by entry."""
     path = client.config_path(home=home, env=env)
     loaded = configfile.load(client, path, snippet="")
-    wrapped = {
-        name: new
-        for name, entry in loaded.doc.servers().items()
-        if (new := unwrapped(client, entry)) is not None
-    }
-    decisions = [Decision(name, "unwrap", "proxy removed") for name in wrapped]
-    if not wrapped or dry_run:
+    decisions = [d for _, d in _unwrapped_entries(client, loaded.doc)]
+    if not decisions or dry_run:
         return FileResult(client.key, path, decisions, written=False)
     restored = configfile.undo_chain("wrap", path)
     loaded = configfile.load(client, path, snippet="")
-    left = {
-        name: new
-        for name, entry in loaded.doc.servers().items()
-        if (new := unwrapped(client, entry)) is not None
-    }
+    left = _unwrapped_entries(client, loaded.doc)
     if not left:
         return FileResult(client.key, path, decisions, True, "backup restored byte for byte")
-    for name, entry in left.items():
-        loaded.doc.put(name, entry)
+    for servers, decision in left:
+        servers.put(decision.server, decision.entry or {})
     configfile.write(loaded, "unwrap", loaded.doc.dumps().encode("utf-8"))
     note = "file was edited since wrap; entries unwrapped one by one"
     if restored:

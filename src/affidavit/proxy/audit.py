@@ -4,8 +4,9 @@ Each line is canonical JSON ``{"body": {...}, "prev": ..., "hash": ...}`` linked
 :func:`affidavit.core.hashchain.link_hash`. Several proxies (one per MCP server a client
 starts) may share one log, so an append takes an exclusive ``flock``, reads the last link and
 writes the new line with one ``write`` under ``O_APPEND``: the chain stays linear across
-processes. Arguments are stored redacted (secret-looking keys and values replaced, long
-strings cut to a digest) so the log can back-test a new policy without holding secrets.
+processes. Arguments are stored redacted (:func:`redact`) so the log can back-test a new
+policy without holding secrets: the log is kept for good and served to the model as
+``affidavit://audit``, so nothing secret may enter it.
 """
 
 from __future__ import annotations
@@ -32,11 +33,49 @@ REDACTED = "[redacted]"
 _SECRET_KEY = re.compile(
     r"(pass(word|phrase)?|secret|token|api[-_]?key|auth|credential|cookie|private[-_]?key)", re.I
 )
-_SECRET_VALUE = re.compile(
-    r"^(Bearer\s+\S+|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|sk-[A-Za-z0-9_-]{16,}"
-    r"|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|-----BEGIN [A-Z ]*PRIVATE KEY-----.*)$",
-    re.S,
+_SENSITIVE_WORD = (
+    r"(?:passw(?:or)?d|passphrase|secret|token|api[-_]?key|access[-_]?key|auth[-_]?key"
+    r"|credential|private[-_]?key)"
 )
+# a whole name (or ``--flag``) holding such a word; anchored at the name's start, so the engine
+# tries each name once instead of every position inside it (linear, not quadratic)
+_SENSITIVE_NAME = rf"(?<![\w.-])[\w.-]*?{_SENSITIVE_WORD}[\w.-]*"
+_SENSITIVE_FLAG = rf"(?<![\w.-])--?[\w.-]*?{_SENSITIVE_WORD}[\w.-]*"
+# (pattern, replacement) for secrets *inside* a string, applied in this order
+_INLINE_SECRETS = tuple(
+    (re.compile(pattern, flags), replacement)
+    for pattern, flags, replacement in (
+        (
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+            re.S,
+            REDACTED,
+        ),
+        (r"(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://)[^\s/@]+@", re.I, rf"\1{REDACTED}@"),  # user@
+        (r"\b((?:proxy-)?authorization\s*[:=]\s*)[^\r\n'\"]+", re.I, rf"\1{REDACTED}"),
+        (r"\b(Bearer|Basic|Token)\s+[\w.~+/=-]{8,}", re.I, rf"\1 {REDACTED}"),
+        (
+            r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|sk-[\w-]{16,}|sk_(?:live|test)_\w{16,}"
+            r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{35}|glpat-[\w-]{20,}"
+            r"|npm_[A-Za-z0-9]{36}|eyJ[\w-]{5,}\.[\w-]{5,}\.[\w-]{5,}",
+            0,
+            REDACTED,
+        ),
+        (rf"({_SENSITIVE_NAME}[\"']?\s*[=:]\s*[\"']?)[^\s\"',;&]+", re.I, rf"\1{REDACTED}"),
+        (rf"({_SENSITIVE_FLAG}\s+)(?!-)[^\s\"',;&]+", re.I, rf"\1{REDACTED}"),
+    )
+)
+# every pattern above needs one of these (lower-cased): most strings (paths, names) have none
+# and skip the patterns altogether
+_TRIGGERS = (
+    *("pass", "secret", "token", "key", "credential", "auth", "bearer", "basic", "://"),
+    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "sk-", "sk_", "xox", "akia"),
+    *("aiza", "glpat", "npm_", "eyj"),
+)
+CONTENT_KEYS = frozenset(
+    {"content", "contents", "text", "body", "data", "blob", "file_text", "patch", "diff"}
+    | {"oldText", "newText", "old_str", "new_str", "old_string", "new_string"}
+)
+"""Arguments that carry a file's or a message's body: stored as a digest, never as text."""
 _MAX_STRING = 256
 
 
@@ -45,20 +84,39 @@ def default_log_path() -> Path:
     return affidavit_home() / "proxy" / "audit.jsonl"
 
 
+def scrub(text: str) -> str:
+    """``text`` with every secret-shaped part replaced: credentials in URLs, header values,
+    known token formats, private keys, ``NAME=value`` and ``--name value`` for secret names."""
+    lowered = text.lower()
+    if not any(trigger in lowered for trigger in _TRIGGERS):
+        return text
+    for pattern, replacement in _INLINE_SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def content_digest(text: str) -> str:
+    """What stands in for a body: its length and SHA-256 (compare it with a file's hash)."""
+    return f"[{len(text)} chars, sha256 {sha256_hex(text.encode('utf-8', 'surrogatepass'))}]"
+
+
 def redact(value: Any, key: str = "") -> Any:
-    """A copy of ``value`` safe to write down: secrets replaced, long strings cut to a digest."""
+    """A copy of ``value`` safe to write down.
+
+    A secret-named key's value is replaced outright; bodies (:data:`CONTENT_KEYS`, or any string
+    longer than 256 characters) become :func:`content_digest`; other strings are
+    :func:`scrub`-bed. Redaction happens before anything is hashed.
+    """
     if key and _SECRET_KEY.search(key):
         return REDACTED
     if isinstance(value, Mapping):
         return {str(k): redact(v, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
+        return [redact(v, key) for v in value]
     if isinstance(value, str):
-        if _SECRET_VALUE.match(value.strip()):
-            return REDACTED
-        if len(value) > _MAX_STRING:
-            digest = sha256_hex(value.encode("utf-8"))
-            return f"{value[:64]}…({len(value)} chars, sha256 {digest[:16]})"
+        if key in CONTENT_KEYS or len(value) > _MAX_STRING:
+            return content_digest(value)
+        return scrub(value)
     return value
 
 

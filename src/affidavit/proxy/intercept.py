@@ -4,23 +4,29 @@
 verifier's pre-call snapshot -> forward the original bytes -> verify the reply -> a
 contradicted claim is rewritten into ``isError: true`` with the evidence; ``--receipts`` adds
 the receipt to the result. Every call gets a hash-chained audit entry and a receipt line on
-stderr. ``resources/read`` goes through the same snapshot/verify path (a contradicted read
-becomes a JSON-RPC error) and serves ``affidavit://audit`` itself; ``initialize`` /
-``server/discover`` teach the proxy who the host and backend are; ``tools/list`` feeds the
-pins. A reply the proxy did not change is forwarded byte for byte.
+stderr, also when it is cut short (the host or the backend went away, the reply was refused).
+``resources/read`` goes through the same policy and snapshot/verify path (a denied or
+contradicted read becomes a JSON-RPC error) and serves ``affidavit://audit`` itself;
+``initialize`` / ``server/discover`` teach the proxy who the host and backend are;
+``tools/list`` feeds the pins. A reply the proxy did not change is forwarded byte for byte.
+Lines the relay refused (a repeated key, a reply for no request) are audited too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from affidavit.core import jsonrpc
+from affidavit.core.canonical import sha256_hex
 from affidavit.core.jsonrpc import Peek
 from affidavit.proxy.approval import (
     StatelessApprovals,
@@ -33,6 +39,7 @@ from affidavit.proxy.audit import (
     AuditLog,
     arguments_digest,
     redact,
+    scrub,
 )
 from affidavit.proxy.options import ProxyOptions
 from affidavit.proxy.pinning import PinStore
@@ -46,7 +53,7 @@ from affidavit.proxy.receipts import (
     unchecked,
     with_receipt,
 )
-from affidavit.proxy.relay import HostRequest, Relay, log
+from affidavit.proxy.relay import BackendGone, HostRequest, Relay, log
 from affidavit.proxy.replay import ReplayCache, Verified, call_key
 from affidavit.proxy.roots import Roots
 from affidavit.proxy.verification import VerifierRunner
@@ -57,6 +64,7 @@ from affidavit.proxy.verifiers.base import (
     Verifier,
     utc_now,
 )
+from affidavit.proxy.verifiers.locate import backend_repo, filesystem_dirs, resource_path
 
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
@@ -69,8 +77,32 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
 
+@dataclass(frozen=True)
+class Gate:
+    """What a policy decision records into and how a denial is answered (a tool error for a
+    call, a JSON-RPC error for a read)."""
+
+    entry: dict[str, Any]
+    timings: dict[str, float]
+    started: float
+    refuse: Callable[[str], None]
+
+
+def _cut_short(exc: BaseException, forwarded: bool) -> str:
+    """The audit outcome of a call that ended without the usual answer."""
+    if isinstance(exc, asyncio.CancelledError):
+        return "abandoned" if forwarded else "cancelled"
+    if isinstance(exc, BackendGone):
+        return "backend-gone"
+    if isinstance(exc, jsonrpc.AmbiguousMessage):
+        return "refused-reply"
+    return "internal-error"
+
+
 def _result_of(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """``(result, whole message)`` of a reply line; ``result`` is ``None`` for errors."""
+    """``(result, whole message)`` of a reply line; ``result`` is ``None`` for errors.
+
+    Raises :class:`~affidavit.core.jsonrpc.AmbiguousMessage` for a reply that repeats a key."""
     message = jsonrpc.parse(line)
     if not isinstance(message, dict):
         return None, {}
@@ -96,6 +128,7 @@ class ProxyInterceptor:
         self.backend_name = ""
         self._roots_task: asyncio.Task[None] | None = None
         self.runner = VerifierRunner(options.verifiers, options.verify_timeout)
+        self._backend_dirs = self._started_in()
         self._audit_pool = concurrent.futures.ThreadPoolExecutor(1, "affidavit-audit")
         methods = {
             "initialize",
@@ -138,6 +171,16 @@ class ProxyInterceptor:
             roots=self.roots.all,
             settings=self.options.settings,
         )
+
+    def _started_in(self) -> tuple[Path, ...]:
+        """Where the backend takes relative paths from: the repository or directories it was
+        started on and, for a subprocess, the working directory it inherited from us."""
+        ctx = self._context("", "", {})
+        dirs = [p for p in (backend_repo(ctx),) if p is not None] + filesystem_dirs(ctx)
+        if ctx.backend_command:
+            with contextlib.suppress(OSError):
+                dirs.append(Path.cwd())
+        return tuple(dirs)
 
     async def _await_roots(self) -> None:
         task = self._roots_task
@@ -195,6 +238,18 @@ class ProxyInterceptor:
             roots = [{"uri": p.as_uri(), "name": p.name} for p in self.roots.configured]
             return jsonrpc.result_response(peek.id, {"roots": roots})
         return None
+
+    def on_refused(self, side: str, reason: str, ids: tuple[Any, ...], line: bytes) -> None:
+        """Audit a line the relay refused (its content is kept only as a digest)."""
+        self._record(
+            {
+                "kind": "refused",
+                "from": side,
+                "reason": reason,
+                "id": ids[0] if len(ids) == 1 else list(ids),
+                "line_sha256": sha256_hex(line),
+            }
+        )
 
     async def close(self) -> None:
         """Finish audit writes; leave stuck verifier threads behind rather than hang."""
@@ -287,8 +342,28 @@ class ProxyInterceptor:
         if not isinstance(uri, str):
             request.reply(await request.forward())
             return
-        await self._await_roots()
         started = time.perf_counter()
+        entry: dict[str, Any] = {
+            "kind": "read",
+            "method": "resources/read",
+            "uri": redact(uri),
+            "backend": self.backend_name,
+        }
+        await self._audited(request, entry, started, self._read(request, uri, entry, started))
+
+    async def _read(
+        self, request: HostRequest, uri: str, entry: dict[str, Any], started: float
+    ) -> None:
+        timings: dict[str, float] = {}
+
+        def refuse(text: str) -> None:
+            request.reply(
+                jsonrpc.error_response(request.id, jsonrpc.POLICY_DENIED, text).rstrip(b"\n")
+            )
+
+        if not await self._read_allowed(request, uri, Gate(entry, timings, started, refuse)):
+            return
+        await self._await_roots()
         ctx = self._context("resources/read", uri, {})
         verifier = self.runner.select(ctx)
         ok, before = await self.runner.snapshot(verifier, ctx) if verifier else (False, None)
@@ -296,6 +371,7 @@ class ProxyInterceptor:
         result, _ = _result_of(line)
         if result is None:
             request.reply(line)
+            self._close(entry, "error", timings_ms={**timings, "total": _ms(started)})
             return
         if verifier is None or not ok:
             receipt = unchecked(
@@ -320,16 +396,41 @@ class ProxyInterceptor:
             request.answer(updated)
         else:
             request.reply(line)
-        self._record(
-            {
-                "kind": "read",
-                "method": "resources/read",
-                "uri": uri,
-                "backend": self.backend_name,
-                **self._receipt_fields(receipt),
-                "timings_ms": {"total": _ms(started)},
-            }
+        self._close(
+            entry,
+            "result",
+            **self._receipt_fields(receipt),
+            timings_ms={**timings, "total": _ms(started)},
         )
+
+    async def _read_allowed(self, request: HostRequest, uri: str, gate: Gate) -> bool:
+        """Policy on a read: decided like a call to the tool ``resources/read`` with the
+        arguments ``uri`` and, for a file resource, ``path``; a denial is a JSON-RPC error."""
+        if self.options.policy is None:
+            return True
+        arguments = {"uri": uri}
+        path = resource_path(uri)
+        if path is not None:
+            arguments["path"] = path
+        what = f"reading {gate.entry['uri']}"
+        return await self._gate(request, "resources/read", arguments, what, gate)
+
+    async def _gate(
+        self, request: HostRequest, name: str, arguments: Mapping[str, Any], what: str, gate: Gate
+    ) -> bool:
+        """Whether the policy lets a request go ahead. If not, it has been answered (a denial
+        through ``gate.refuse(text)``, an approval question by :meth:`_approve`) and recorded."""
+        entry = gate.entry
+        decision, allowed, why = await self._decide(request, name, arguments, gate.timings)
+        entry["policy"] = {**decision.as_dict(), "allowed": allowed, "reason": why}
+        if allowed is None:  # answered with input_required: the host asks, then retries
+            self._close(entry, "approval-asked")
+        elif not allowed:
+            text = f"affidavit proxy: policy denied {what}: {why}"
+            gate.refuse(text)
+            log(text)
+            self._close(entry, "denied", timings_ms={**gate.timings, "total": _ms(gate.started)})
+        return allowed is True
 
     # ------------------------------------------------------------ tools
 
@@ -442,6 +543,33 @@ class ProxyInterceptor:
             "backend": self.backend_name,
             _RAW_ARGUMENTS: arguments,  # redacted by _record, after the reply is on its way
         }
+        await self._audited(request, entry, started, self._call(request, entry, started))
+
+    async def _audited(
+        self, request: HostRequest, entry: dict[str, Any], started: float, steps: Awaitable[None]
+    ) -> None:
+        """Run a call's ``steps``; if they end without recording ``entry`` (the host or the
+        backend went away, the reply was refused, a bug), record it anyway, then go on."""
+        try:
+            await steps
+        except BaseException as exc:
+            if "outcome" not in entry:
+                self._close(
+                    entry,
+                    _cut_short(exc, request.forwarded),
+                    forwarded=request.forwarded,
+                    timings_ms={"total": _ms(started)},
+                )
+            raise
+
+    def _close(self, entry: dict[str, Any], outcome: str, **fields: Any) -> None:
+        """Record a call's (or read's) one audit entry, with how it ended."""
+        entry["outcome"] = outcome
+        self._record({**entry, **fields})
+
+    async def _call(self, request: HostRequest, entry: dict[str, Any], started: float) -> None:
+        """The steps of one call (the tool and arguments are the ones in ``entry``)."""
+        name, arguments = entry["tool"], entry[_RAW_ARGUMENTS]
         timings: dict[str, float] = {}
         if await self._pins_refuse(request, name):
             text = (
@@ -449,23 +577,13 @@ class ProxyInterceptor:
                 "(or could not be checked); review it and run `affidavit proxy trust-tools`"
             )
             request.answer(tool_error(text))
-            refused = {"action": "refused", "allowed": False, "reason": "tool pin changed"}
-            self._record({**entry, "policy": refused, "outcome": "refused"})
+            entry["policy"] = {"action": "refused", "allowed": False, "reason": "tool pin changed"}
+            self._close(entry, "refused")
             return
-        decision, allowed, why = await self._decide(request, name, arguments, timings)
-        entry["policy"] = {**decision.as_dict(), "allowed": allowed, "reason": why}
-        if allowed is None:  # answered with input_required: the host asks, then retries
-            self._record({**entry, "outcome": "approval-asked"})
+        gate = Gate(entry, timings, started, lambda text: request.answer(tool_error(text)))
+        if not await self._gate(request, name, arguments, f"this call to `{name}`", gate):
             return
         params = request.params
-        if not allowed:
-            text = f"affidavit proxy: policy denied this call to `{name}`: {why}"
-            request.answer(tool_error(text))
-            log(text)
-            self._record(
-                {**entry, "outcome": "denied", "timings_ms": {**timings, "total": _ms(started)}}
-            )
-            return
         await self._await_roots()
         ctx = self._context("tools/call", name, arguments)
         verifier = self.runner.select(ctx)
@@ -500,7 +618,8 @@ class ProxyInterceptor:
         if policy is None:
             return Decision(ALLOW, -1, "no policy"), True, "no policy"
         t0 = time.perf_counter()
-        decision = policy.decide(name, arguments, self.roots.all)
+        bases = tuple(dict.fromkeys((*self.roots.all, *self._backend_dirs)))
+        decision = policy.decide(name, arguments, bases)
         timings["policy"] = _ms(t0)
         if decision.action == APPROVE:
             t0 = time.perf_counter()
@@ -523,13 +642,11 @@ class ProxyInterceptor:
         result["_meta"] = meta
         request.answer(result)
         log(f"answered a retry of `{entry['tool']}` from its verified result (state still holds)")
-        self._record(
-            {
-                **entry,
-                "outcome": "replayed",
-                **self._receipt_fields(cached.receipt),
-                "timings_ms": {"total": _ms(started)},
-            }
+        self._close(
+            entry,
+            "replayed",
+            **self._receipt_fields(cached.receipt),
+            timings_ms={"total": _ms(started)},
         )
 
     async def _run_call(
@@ -609,7 +726,7 @@ class ProxyInterceptor:
 
     def _log_receipt(self, receipt: Receipt) -> None:
         if receipt.verifier != "none":
-            log(receipt_line(receipt))
+            log(scrub(receipt_line(receipt)))
 
     def _finish(
         self,
@@ -621,13 +738,8 @@ class ProxyInterceptor:
         request: HostRequest,
     ) -> None:
         total = _ms(started)
-        self._record(
-            {
-                **entry,
-                "outcome": outcome,
-                **self._receipt_fields(receipt),
-                "timings_ms": {**timings, "total": total},
-            }
+        self._close(
+            entry, outcome, **self._receipt_fields(receipt), timings_ms={**timings, "total": total}
         )
         telemetry = self.options.telemetry
         if telemetry is not None:

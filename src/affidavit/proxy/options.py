@@ -14,7 +14,7 @@ from affidavit.proxy.verifiers.base import Verifier
 
 @dataclass(frozen=True)
 class ProxyOptions:
-    """The switches of ``affidavit proxy``; see ``docs/proxy.md`` for each one."""
+    """The switches of ``affidavit proxy`` (``affidavit proxy --help`` describes each one)."""
 
     audit_log: Path
     roots: tuple[Path, ...] = ()

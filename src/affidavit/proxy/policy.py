@@ -12,9 +12,15 @@ A policy file is YAML::
     sampling:
       max_per_minute: 10        # backend sampling/createMessage requests beyond this are refused
 
-Paths are normalised before matching, so ``./secrets/x``, ``a/../secrets/x`` and
-``/repo/secrets/x`` (with ``/repo`` a known root) all match ``secrets/*``. Policy is separate
-from verification on purpose: it governs calls that have no objective truth to check.
+An argument is matched in every way it can be read (:class:`Readings`): as written, as its
+normal form, and, where it names a path, at every place it really leads to (symlinks resolved)
+from each base directory the backend may resolve it against (the roots, the directories the
+backend was started on, its working directory), spelled relative to each base that holds that
+place. So ``./secrets/x``, ``a/../secrets/x``, ``/repo/secrets/x`` and ``alias/x`` (with
+``alias -> secrets``) all meet a ``secrets/*`` deny. ``deny`` and ``require-approval`` match
+when *any* reading does; ``allow`` only when the normal form does *and* every place the path may
+lead to does (every item, for a list): ``public/../secrets/x`` is not in ``public/*``. Policy is
+separate from verification on purpose: it governs calls that have no objective truth to check.
 """
 
 from __future__ import annotations
@@ -59,34 +65,73 @@ class Decision:
         return {"action": self.action, "rule": self.rule, "reason": self.reason}
 
 
-def path_candidates(value: str, roots: Sequence[Path] = ()) -> set[str]:
-    """Every spelling of ``value`` a path pattern should be tried against.
+@dataclass(frozen=True)
+class Readings:
+    """Every way one argument value can be read, for matching (see the module docstring).
 
-    The value itself, its normal form (``./a``, ``a//b``, ``a/../b`` collapsed), and, for an
-    absolute path inside a known root, the path relative to that root (through symlinks too).
+    ``written``: as given and in normal form (absolute paths also relative to each base that
+    lexically holds them); ``named``: the forms an ``allow`` must match (the normal form, not a
+    spelling such as ``public/../x``); ``places``: per place the path may really lead to, its
+    absolute real path and its spelling relative to each base holding it.
     """
-    candidates = {value}
-    normal = posixpath.normpath(value.replace("\\", "/")) if value else value
-    candidates.add(normal)
-    if normal.startswith("./"):
-        candidates.add(normal[2:])
+
+    written: frozenset[str]
+    named: frozenset[str]
+    places: tuple[frozenset[str], ...] = ()
+
+    def any_match(self, pattern: str) -> bool:
+        """Whether some reading matches (what a deny or an approval needs)."""
+        return any(fnmatch.fnmatchcase(v, pattern) for v in self.written) or any(
+            fnmatch.fnmatchcase(v, pattern) for place in self.places for v in place
+        )
+
+    def all_match(self, pattern: str) -> bool:
+        """Whether the name and every place it leads to match (what an allow needs)."""
+        return any(fnmatch.fnmatchcase(v, pattern) for v in self.named) and all(
+            any(fnmatch.fnmatchcase(v, pattern) for v in place) for place in self.places
+        )
+
+
+def _relative(path: str, base: str) -> str | None:
+    rel = posixpath.relpath(path, base)
+    return None if rel == ".." or rel.startswith("../") else rel
+
+
+def _is_path(value: str) -> bool:
+    """Whether ``value`` may name a file (not a URL, not empty, no NUL byte)."""
+    return bool(value) and "://" not in value and "\0" not in value
+
+
+def readings(value: str, bases: Sequence[Path] = ()) -> Readings:
+    """Every reading of ``value`` given the directories a relative path may be taken from."""
+    if not _is_path(value):
+        return Readings(frozenset({value}), frozenset({value}))
+    normal = posixpath.normpath(value.replace("\\", "/"))
+    normal = normal[2:] if normal.startswith("./") else normal
+    lexical_bases = [str(b) for b in bases]
+    real_bases = list(dict.fromkeys(os.path.realpath(b) for b in bases))
+    named = {normal}
     if posixpath.isabs(normal):
-        real = os.path.realpath(normal)
-        for root in roots:
-            for base in {str(root), os.path.realpath(root)}:
-                for path in (normal, real):
-                    rel = posixpath.relpath(path, base)
-                    if not rel.startswith(".."):
-                        candidates.add(rel)
-    return candidates
+        named.update(r for b in lexical_bases if (r := _relative(normal, b)) is not None)
+        leads_to = [os.path.realpath(value)]
+    else:  # from the value as written: ``link/..`` is the parent of the link's target
+        leads_to = [os.path.realpath(posixpath.join(b, value)) for b in real_bases]
+    places = tuple(
+        frozenset({real, *(r for b in real_bases if (r := _relative(real, b)) is not None)})
+        for real in dict.fromkeys(leads_to)
+    )
+    return Readings(frozenset({value, *named}), frozenset(named), places)
 
 
-def _matches(pattern: str, value: Any, roots: Sequence[Path]) -> bool:
+def _matches(pattern: str, value: Any, bases: Sequence[Path], action: str) -> bool:
     if isinstance(value, list | tuple):
-        return any(_matches(pattern, item, roots) for item in value)
+        if action == ALLOW:  # every item must be allowed; one denied item denies the call
+            return bool(value) and all(_matches(pattern, v, bases, action) for v in value)
+        return any(_matches(pattern, item, bases, action) for item in value)
     if not isinstance(value, str):
         value = "" if value is None else str(value)
-    return any(fnmatch.fnmatchcase(c, pattern) for c in path_candidates(value, roots))
+    read = readings(value, bases)
+    return read.all_match(pattern) if action == ALLOW else read.any_match(pattern)
 
 
 @dataclass
@@ -99,14 +144,15 @@ class Policy:
     _sampling_times: collections.deque[float] = field(default_factory=collections.deque)
 
     def decide(
-        self, tool: str, arguments: Mapping[str, Any], roots: Sequence[Path] = ()
+        self, tool: str, arguments: Mapping[str, Any], bases: Sequence[Path] = ()
     ) -> Decision:
-        """The action for a call to ``tool`` with ``arguments``."""
+        """The action for a call to ``tool`` with ``arguments``; ``bases`` are the directories
+        a relative path may be resolved against (the backend's, the roots)."""
         for index, rule in enumerate(self.rules):
             if not fnmatch.fnmatchcase(tool, rule.tool):
                 continue
             if all(
-                name in arguments and _matches(pattern, arguments[name], roots)
+                name in arguments and _matches(pattern, arguments[name], bases, rule.action)
                 for name, pattern in rule.arguments.items()
             ):
                 return Decision(rule.action, index, rule.reason)
@@ -126,7 +172,9 @@ class Policy:
 
 
 def _bad(path: Path, what: str) -> InputError:
-    return InputError(f"policy file {path}: {what}", "fix the file; see docs/proxy.md, Policy")
+    return InputError(
+        f"policy file {path}: {what}", "fix the file; `affidavit proxy --help` shows the format"
+    )
 
 
 def load_policy(path: Path) -> Policy:

@@ -10,9 +10,16 @@ the backend, whatever id the other direction happens to be using.
 
 Robustness rules: a blank or non-JSON line is reported on stderr and dropped; if the backend
 dies, every request still waiting for it gets a JSON-RPC error and the proxy exits; if the
-host goes away, the backend's stdin is closed, it gets a grace period, then it is stopped.
+host goes away, the calls it already sent are still forwarded, answered and audited (within a
+grace period), then the backend's stdin is closed, it gets a grace period, then it is stopped.
 Acting on a message never blocks the reader loops: the interceptor runs each call in its own
 task and verifiers in threads.
+
+Nothing reaches the host around the interceptor: a line that repeats a key (its meaning
+depends on the parser) is refused and whoever waits on it gets an error; a reply for no
+request in flight (a second answer for one id) is dropped; the members of a backend batch are
+handled one by one, as if each had come alone. Each refusal is reported to the interceptor
+(which audits it).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from affidavit.core import jsonrpc
@@ -52,6 +59,14 @@ class Backend(Protocol):
 
 class BackendGone(Exception):
     """The backend ended before it answered."""
+
+
+class HostGone(Exception):
+    """The host closed its side before it answered the proxy's question."""
+
+
+HOST_GONE_GRACE = 5.0
+"""Seconds the calls a departed host already sent get to be answered and audited."""
 
 
 def log(message: str) -> None:
@@ -126,6 +141,8 @@ class Interceptor(Protocol):
     def on_host_notification(self, peek: Peek, line: bytes) -> None: ...
 
     def on_backend_request(self, peek: Peek, line: bytes) -> bytes | None: ...
+
+    def on_refused(self, side: str, reason: str, ids: tuple[Any, ...], line: bytes) -> None: ...
 
     async def close(self) -> None: ...
 
@@ -225,6 +242,8 @@ class Relay:
         kind = peek.kind
         if kind is Kind.INVALID:
             log(f"dropped a line from the host: {peek.reason}")
+        elif kind is Kind.AMBIGUOUS:
+            self._refuse("host", peek, line)
         elif kind is Kind.RESPONSE:
             key = peek.key
             pending = self._to_host.pop(key, None) if key is not None else None
@@ -244,11 +263,27 @@ class Relay:
 
     async def _host_request(self, peek: Peek, line: bytes) -> None:
         assert peek.method is not None
+        key = peek.key
+        if key is not None and (key in self._held or key in self._to_backend):
+            self.host.write(
+                jsonrpc.error_response(
+                    peek.id,
+                    jsonrpc.INVALID_REQUEST,
+                    f"affidavit proxy: id {peek.id!r} is already in use by a request in flight; "
+                    "give each request its own id",
+                ).rstrip(b"\n")
+            )
+            return
         interceptor = self.interceptor
         if interceptor is not None and peek.method in interceptor.methods:
-            message = peek.message if peek.message is not None else jsonrpc.parse(line)
+            try:  # what the proxy acts on is parsed in full, repeated keys refused
+                message = peek.message if peek.message is not None else jsonrpc.parse(line)
+            except jsonrpc.AmbiguousMessage as exc:
+                self._refuse(
+                    "host", replace(peek, reason=str(exc), waiting=(((peek.id,), True),)), line
+                )
+                return
             request = HostRequest(self, peek, line, message)
-            key = peek.key
             task = self.spawn(self._handle(request))
             if key is not None:
                 self._held[key] = (request, task)
@@ -264,6 +299,15 @@ class Relay:
             await self.interceptor.handle(request)
         except BackendGone:
             request.reply(self._gone_error(request.id).rstrip(b"\n"))
+        except jsonrpc.AmbiguousMessage as exc:
+            request.reply(
+                jsonrpc.error_response(
+                    request.id,
+                    jsonrpc.REPLY_REFUSED,
+                    f"affidavit proxy: refused the backend's reply: {exc} (parsers disagree on "
+                    "what it means)",
+                ).rstrip(b"\n")
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -335,32 +379,108 @@ class Relay:
         kind = peek.kind
         if kind is Kind.INVALID:
             log(f"dropped a line from the backend: {peek.reason}")
+        elif kind is Kind.AMBIGUOUS:
+            self._refuse("backend", peek, line)
         elif kind is Kind.RESPONSE:
-            key = peek.key
-            pending = self._to_backend.pop(key, None) if key is not None else None
-            if pending is not None and pending.future is not None:
-                if not pending.future.done():
-                    pending.future.set_result(line)
-            elif pending is None and self._is_own(peek.id):
-                log("dropped a late answer to a question the proxy had given up on")
-            else:
+            if self._backend_reply(peek, line):
                 self.host.write(line)
         elif kind is Kind.REQUEST:
-            answer = None
-            if self.interceptor is not None:
-                answer = self.interceptor.on_backend_request(peek, line)
-            if answer is not None:
-                self.spawn(self.backend.send(answer))
-            else:
+            if self._backend_request(peek, line):
                 self.host.write(line)
         elif kind is Kind.BATCH:
-            for member in (jsonrpc.classify(m) for m in peek.message):
-                key = member.key
-                if member.kind is Kind.RESPONSE and key is not None:
-                    self._to_backend.pop(key, None)
-            self.host.write(line)
+            self._backend_batch(peek, line)
         else:
             self.host.write(line)
+
+    def _backend_reply(self, peek: Peek, line: bytes) -> bool:
+        """Route a reply to whoever waits on it; True when that is the host (write ``line``)."""
+        key = peek.key
+        if key is None:
+            return True  # an error about a line the backend could not read: the host may want it
+        pending = self._to_backend.pop(key, None)
+        if pending is None:
+            if self._is_own(peek.id):
+                log("dropped a late answer to a question the proxy had given up on")
+            else:  # never relayed: it could overtake the verified answer to the same id
+                reason = "a reply for no request in flight (a second answer, or one never asked)"
+                log(f"dropped a reply from the backend: {reason}")
+                self._report("backend", reason, (peek.id,), line)
+            return False
+        if pending.future is not None:
+            if not pending.future.done():
+                pending.future.set_result(line)
+            return False
+        return True
+
+    def _backend_request(self, peek: Peek, line: bytes) -> bool:
+        """Let the interceptor answer a backend request; True when it goes on to the host."""
+        answer = self.interceptor.on_backend_request(peek, line) if self.interceptor else None
+        if answer is None:
+            return True
+        self.spawn(self.backend.send(answer))
+        return False
+
+    def _backend_batch(self, peek: Peek, line: bytes) -> None:
+        """Each member as if it had come alone; the rest go on to the host as one array."""
+        members = peek.message
+        kept = []
+        for member in members:
+            single = jsonrpc.classify(member)
+            member_line = jsonrpc.encode(member).rstrip(b"\n")
+            if single.kind is Kind.RESPONSE:
+                keep = self._backend_reply(single, member_line)
+            elif single.kind is Kind.REQUEST:
+                keep = self._backend_request(single, member_line)
+            else:
+                keep = True
+            if keep:
+                kept.append(member)
+        if len(kept) == len(members):
+            self.host.write(line)
+        elif kept:
+            self.host.write(jsonrpc.encode(kept).rstrip(b"\n"))
+
+    # ------------------------------------------------------------- refusals
+
+    def _report(self, side: str, reason: str, ids: tuple[Any, ...], line: bytes) -> None:
+        if self.interceptor is not None:
+            self.interceptor.on_refused(side, reason, ids, line)
+
+    def _refuse(self, side: str, peek: Peek, line: bytes) -> None:
+        """An ambiguous line goes nowhere; whoever waits on one of its ids is told why."""
+        log(f"refused a line from the {side}: {peek.reason}")
+        self._report(side, peek.reason, tuple(i for ids, _ in peek.waiting for i in ids), line)
+        text = (
+            f"affidavit proxy: refused a message in which {peek.reason} (parsers disagree on "
+            "what it means); send each key once"
+        )
+        for ids, is_request in peek.waiting:
+            if is_request:  # its sender waits for an answer; an id it repeats is unknown: null
+                self._error_to(
+                    side, ids[0] if len(ids) == 1 else None, jsonrpc.INVALID_REQUEST, text
+                )
+                continue
+            for request_id in ids:  # a reply: the other side waits for it
+                self._fail_waiting(side, request_id, peek.reason, text)
+
+    def _fail_waiting(self, side: str, request_id: Any, reason: str, text: str) -> None:
+        key = jsonrpc.id_key(request_id)
+        table = self._to_backend if side == "backend" else self._to_host
+        pending = table.pop(key, None) if key is not None else None
+        if pending is not None and pending.future is not None:
+            if not pending.future.done():
+                pending.future.set_exception(jsonrpc.AmbiguousMessage(reason))
+        elif side == "backend" and pending is not None:
+            self._error_to("host", request_id, jsonrpc.REPLY_REFUSED, text)
+        elif side == "host" and not self._is_own(request_id):
+            self._error_to("backend", request_id, jsonrpc.INVALID_REQUEST, text)
+
+    def _error_to(self, side: str, request_id: Any, code: int, text: str) -> None:
+        line = jsonrpc.error_response(request_id, code, text)
+        if side == "host":
+            self.host.write(line.rstrip(b"\n"))
+        elif not self._backend_gone:
+            self.spawn(self.backend.send(line))
 
     def _gone_error(self, request_id: Any) -> bytes:
         return jsonrpc.error_response(
@@ -409,15 +529,18 @@ class Relay:
         await self.host.close()
         return self.exit_code
 
+    async def _settle_held(self, timeout: float) -> None:
+        """Give the calls the interceptor holds up to ``timeout`` to finish (and be audited)."""
+        held = [task for _, task in self._held.values()]
+        if held:  # asyncio.wait, unlike wait_for, does not cancel what is still running
+            await asyncio.wait(held, timeout=timeout)
+
     async def _after_backend_exit(self, host_task: asyncio.Task[None]) -> None:
         self._backend_gone = True
         await self.backend.close(grace=2.0)  # reap it, so its exit status can be reported
         log(f"the backend {self.backend.exit_status()}")
         self._fail_in_flight()
-        # let the interceptor answer the calls it was holding, then stop
-        held = [task for _, task in self._held.values()]
-        if held:  # asyncio.wait, unlike wait_for, does not cancel what is still running
-            await asyncio.wait(held, timeout=3.0)
+        await self._settle_held(3.0)  # let the interceptor answer the calls it was holding
         for request, task in list(self._held.values()):  # e.g. still waiting for an approval
             task.cancel()
             request.reply(self._gone_error(request.id).rstrip(b"\n"))
@@ -428,7 +551,13 @@ class Relay:
         self.exit_code = 8
 
     async def _after_host_exit(self, backend_task: asyncio.Task[None]) -> None:
-        # the host closed our stdin: close the backend's, give it time to finish and exit
+        # the host closed our stdin: nobody answers the proxy's questions any more, but the
+        # calls it already sent still reach the backend and are judged and audited
+        for pending in list(self._to_host.values()):
+            if pending.future is not None and not pending.future.done():
+                pending.future.set_exception(HostGone("the host closed its side"))
+        await self._settle_held(HOST_GONE_GRACE)
+        # then close the backend's stdin, give it time to finish and exit
         await self.backend.close(grace=5.0)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(backend_task, 5.0)
@@ -436,4 +565,5 @@ class Relay:
         await asyncio.gather(backend_task, return_exceptions=True)
         self._backend_gone = True
         self._fail_in_flight()
+        await self._settle_held(3.0)
         await self.host.drain()

@@ -129,10 +129,6 @@ class _Before:
     window: int | None = None
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path.is_relative_to(os.path.realpath(root))
-
-
 def _valid_edits(value: Any) -> bool:
     return isinstance(value, list) and all(
         isinstance(e, Mapping)
@@ -162,12 +158,10 @@ class FilesystemVerifier(ToolCallVerifier):
 
     def snapshot(self, ctx: CallContext) -> _Before:
         before = self._snapshot(ctx)
-        paths = [p for p in (before.path, before.destination) if p is not None]
+        paths = [str(p) for p in (before.path, before.destination) if p is not None]
         if not paths:
             return before
-        around = [r for r in map(Path, ctx.roots) if any(_inside(p, r) for p in paths)]
-        keys = [str(p) for p in paths] + [os.path.realpath(r) for r in around]
-        return replace(before, window=WINDOWS.begin(keys))
+        return replace(before, window=WINDOWS.begin(paths))  # the files, not the root around
 
     def _snapshot(self, ctx: CallContext) -> _Before:
         if ctx.name == "move_file":

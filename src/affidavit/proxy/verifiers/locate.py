@@ -12,13 +12,17 @@ verifier from being turned into an oracle for files outside the workspace, and i
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from affidavit.proxy.roots import root_from_uri
 from affidavit.proxy.verifiers.base import CallContext
 
 REPO_OPTIONS = ("--repo-path", "--repository")
+FILE_RESOURCE_PREFIX = "repo://file/"
+"""The dev server's file resources: ``repo://file/{path}``, the path from the repository."""
 _FILESYSTEM_SERVER = (
     "mcp-server-filesystem",
     "server-filesystem",
@@ -74,6 +78,19 @@ def resolve_under(claimed: str, bases: Sequence[Path]) -> Path | None:
         if any(_within(real, b) for b in real_bases):
             return real
     return None
+
+
+def resource_path(uri: str) -> str | None:
+    """The file a resource URI names, or None when it names none.
+
+    ``repo://file/{path}``: the path as the dev server reads it (percent-decoded, query and
+    fragment cut off), relative to the repository; ``file://`` URIs: the absolute path.
+    """
+    if uri.startswith(FILE_RESOURCE_PREFIX):
+        raw = uri.removeprefix(FILE_RESOURCE_PREFIX).split("?", 1)[0].split("#", 1)[0]
+        return urllib.parse.unquote(raw) or None
+    path = root_from_uri(uri) if uri.startswith("file:") else None
+    return str(path) if path is not None else None
 
 
 def string_arg(arguments: Mapping[str, Any], *names: str) -> str | None:

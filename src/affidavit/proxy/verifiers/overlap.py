@@ -3,9 +3,15 @@
 The relay forwards calls concurrently. Two commits in flight on one repository each see the
 other's work after the reply (HEAD moved twice, the second commit's parent is the first), so a
 check that is exact for one call would contradict both honest calls. A verifier therefore
-marks each call's window, from its snapshot to its verdict, per key (a repository, a file);
-a call whose window overlapped another's on the same key cannot tell its own effect from the
+marks each call's window, from its snapshot to its verdict, on what the call touches; a call
+whose window overlapped another's on something both touch cannot tell its own effect from the
 other's, and a mismatch it finds becomes ``unchecked`` instead of ``contradicted``.
+
+Keys are resolved absolute paths, and a key covers everything below it: a file call keys on
+its file (and a move's destination), a repository-wide call (a commit, a status read) on the
+repository. So two writes to different files never excuse each other, while a commit and a
+write inside its repository do. Keying file calls on the whole root would let two concurrent
+lies about two files pass as "overlapping".
 
 The relay does not ask for a verdict when the backend answers with an error, so some windows
 are never closed. Such a window must not excuse later lies: a backend could fail one call on
@@ -19,6 +25,7 @@ host start a call.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import time
 from collections.abc import Iterable
@@ -66,7 +73,7 @@ class Overlaps:
                 return False
             mine.end = now
             return any(
-                other is not mine and other.keys & mine.keys and self._overlap(mine, other)
+                other is not mine and _touch(mine.keys, other.keys) and self._overlap(mine, other)
                 for other in self._windows.values()
             )
 
@@ -81,9 +88,18 @@ class Overlaps:
         return mine.start - other.start <= self.grace_s  # still open: only if recent
 
 
+def _covers(outer: str, inner: str) -> bool:
+    """Whether the path key ``outer`` is ``inner`` or a directory holding it."""
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def _touch(mine: frozenset[str], other: frozenset[str]) -> bool:
+    """Whether two calls' keys share a path (one equal to or holding the other)."""
+    return any(_covers(a, b) or _covers(b, a) for a in mine for b in other)
+
+
 # One registry for every built-in verifier, so a file write and a status read on the same
-# repository see each other: keys are resolved paths (files, and the roots/repositories around
-# them).
+# repository see each other: keys are resolved paths (files, or repositories).
 WINDOWS = Overlaps()
 
 

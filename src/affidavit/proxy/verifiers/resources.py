@@ -19,20 +19,23 @@ import base64
 import binascii
 import json
 import os
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
 from affidavit.proxy.verifiers.gitrepo import GitRepo, GitUnavailable, open_repo
-from affidavit.proxy.verifiers.locate import call_repo, resolve_under
+from affidavit.proxy.verifiers.locate import (
+    FILE_RESOURCE_PREFIX,
+    call_repo,
+    resolve_under,
+    resource_path,
+)
 from affidavit.proxy.verifiers.overlap import WINDOWS, excuse_overlap
 from affidavit.proxy.verifiers.replies import Judge
 
 STATUS_URI = "repo://status"
 LOG_URI = "repo://log"
-FILE_PREFIX = "repo://file/"
 LOG_PAGE = 50  # the dev server lists the newest 50 commits
 _LOG_FORMAT = "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%s%x1e"
 
@@ -85,6 +88,14 @@ def log_of(repo: GitRepo, count: int) -> list[dict[str, str]]:
     return commits
 
 
+def _file_target(ctx: CallContext, repo: Path) -> Path | None:
+    """The file a ``repo://file/`` read names, if it stays inside the work tree (not .git)."""
+    rel = resource_path(ctx.name)
+    target = resolve_under(rel, [repo]) if rel and not Path(rel).is_absolute() else None
+    git_dir = Path(os.path.realpath(repo), ".git")
+    return None if target is None or git_dir in (target, *target.parents) else target
+
+
 def _entry_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(str(entry.get(k, "")) for k in ("index", "worktree", "path", "from"))
 
@@ -96,13 +107,18 @@ class ResourceVerifier:
 
     def applies(self, ctx: CallContext) -> bool:
         return ctx.method == "resources/read" and (
-            ctx.name in (STATUS_URI, LOG_URI) or ctx.name.startswith(FILE_PREFIX)
+            ctx.name in (STATUS_URI, LOG_URI) or ctx.name.startswith(FILE_RESOURCE_PREFIX)
         )
 
     def snapshot(self, ctx: CallContext) -> int | None:
-        """Only the call's window: a read changes nothing, so the state after it is judged."""
+        """Only the call's window: a read changes nothing, so the state after it is judged.
+
+        A file read is keyed on the file, status and log on the whole repository."""
         path = call_repo(ctx)
-        return WINDOWS.begin([os.path.realpath(path)]) if path is not None else None
+        if path is None:
+            return None
+        target = _file_target(ctx, path) if ctx.name.startswith(FILE_RESOURCE_PREFIX) else None
+        return WINDOWS.begin([str(target) if target else os.path.realpath(path)])
 
     def verify(self, ctx: CallContext, before: Any, result: Mapping[str, Any]) -> Receipt:
         try:
@@ -121,7 +137,7 @@ class ResourceVerifier:
         if item is None:
             return judge.contradicted(Evidence("the read returned no contents", ctx.name))
         try:
-            if ctx.name.startswith(FILE_PREFIX):
+            if ctx.name.startswith(FILE_RESOURCE_PREFIX):
                 return self._verify_file(ctx, judge, repo, item)
             return self._verify_json(ctx, judge, repo, item)
         except GitUnavailable as exc:
@@ -206,11 +222,8 @@ class ResourceVerifier:
     def _verify_file(
         ctx: CallContext, judge: Judge, repo: GitRepo, item: Mapping[str, Any]
     ) -> Receipt:
-        raw = ctx.name.removeprefix(FILE_PREFIX).split("?", 1)[0].split("#", 1)[0]
-        rel = urllib.parse.unquote(raw)
-        target = resolve_under(rel, [repo.path]) if not Path(rel).is_absolute() else None
-        git_dir = Path(os.path.realpath(repo.path), ".git")
-        if target is None or git_dir in (target, *target.parents):
+        target = _file_target(ctx, repo.path)
+        if target is None:
             return judge.unchecked("the path does not stay inside the repository", ctx.name)
         where = str(target)
         try:
