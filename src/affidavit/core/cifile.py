@@ -118,7 +118,8 @@ def load_ci_file(repo: Path) -> CIFile:
     if not path.exists() and not path.is_symlink():
         raise NotFoundError(
             f"the repository has no {CI_FILE_NAME}",
-            "add one with `pipelines: {name: [steps]}` (see docs/devserver.md)",
+            "commit one, e.g. `pipelines: {check: [{name: tests, command: pytest -q}]}`, "
+            "then restart the server",
         )
     resolved = path.resolve()
     if resolved.parent != repo_real or not resolved.is_file():
