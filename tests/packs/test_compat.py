@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 import unicodedata
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,9 @@ def test_trimmed_characters_are_javascripts_whitespace_and_line_terminators() ->
     assert set(fmt.JS_WHITESPACE) == expected
     assert len(fmt.JS_WHITESPACE) == len(expected) == 25
     assert "\x1c" not in expected and "\x85" not in expected  # Python's isspace() differs
+    # fmt.is_blank relies on bytes.strip() removing exactly the ASCII part of the set.
+    ascii_stripped = {chr(byte) for byte in range(128) if not bytes([byte]).strip()}
+    assert ascii_stripped == {char for char in expected if char < "\x80"}
 
 
 @needs_node
@@ -185,6 +189,16 @@ def test_record_limit_counts_records_not_blank_lines(tmp_path: Path) -> None:
         fmt.parse_records(body + records_bytes([make_record(10_001)]))
 
 
+def test_blank_lines_are_bounded() -> None:
+    """16 MiB of newlines is refused on the line count, before any line is looked at."""
+    one = records_bytes([make_record(1)])
+    assert len(fmt.parse_records(one + b"\n" * (fmt.MAX_RECORD_LINES - 1))) == 1
+    with pytest.raises(PackFormatError, match="more than 100000 lines; .* remove the blank"):
+        fmt.parse_records(one + b"\n" * fmt.MAX_RECORD_LINES)
+    with pytest.raises(PackFormatError, match="more than 100000 lines"):
+        fmt.parse_records(one + b"\r\n" * (fmt.MAX_DATA_FILE // 2 - len(one)))
+
+
 def test_integral_numbers_load_and_are_served_as_integers(tmp_path: Path, home: Path) -> None:
     """``2.0``, ``1.8e1`` and ``3.0`` are integers to JSON.parse; served as 2, 18 and 3."""
     record = make_record(2)
@@ -213,6 +227,30 @@ def test_integral_numbers_load_and_are_served_as_integers(tmp_path: Path, home: 
 
     served = tool_body(anyio.run(get))["record"]["evidence"][0]
     assert (served["message_id"], served["start"], served["end"]) == (2, start, end)
+
+
+def test_a_pack_in_the_lenient_spellings_signs_and_verifies(
+    tmp_path: Path, ssh_key: SshKey
+) -> None:
+    """CRLF, blank lines, 2.0 and no final newline: ``pack sign`` takes it, ssh-keygen agrees."""
+    from affidavit.packs.sign import sign_pack
+    from affidavit.packs.trust import TrustOptions
+
+    two = TWO.replace('"message_id":2,', '"message_id":2.0,')
+    body = f"\r\n{ONE}\r\n\r\n{two}"
+    pack = _rewrite(write_pack(tmp_path / "pack"), fmt.RECORDS, body.encode("utf-8"))
+    sums = pack / fmt.SUMS
+    sums.write_bytes(sums.read_bytes().replace(b"\n", b"\r\n").removesuffix(b"\r\n"))
+    now = datetime.now(UTC).replace(microsecond=0)
+    out = sign_pack(
+        pack, ssh_key.private, now + timedelta(days=30), tmp_path / "signed", sequence=1, now=now
+    ).out
+    assert (out / fmt.RECORDS).read_bytes() == body.encode("utf-8")  # signed as it was
+    pinned = TrustOptions(trusted_fingerprints=(ssh_key.fingerprint,), strict=True)
+    assert len(verify_pack(out, pinned).records) == 2
+    allowed = trusted_keys_file(tmp_path / "trusted", ("alice", ssh_key))
+    signed = (out / fmt.SUMS).read_bytes()
+    assert ssh_keygen_verify(allowed, "alice", out / fmt.SIGNATURE, signed).returncode == 0
 
 
 @pytest.mark.parametrize("text", ["\x1c", "\x1f", "\x85", "\u180e", "\u200b"])

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -42,6 +41,7 @@ MAX_DATA_FILE = 16 * 1024 * 1024
 MAX_MANIFEST = 4 * 1024
 MAX_SIGNATURE = 16 * 1024
 MAX_RECORDS = 10_000
+MAX_RECORD_LINES = 100_000  # blank lines are allowed, but not 16 MiB of them (ADR 0014)
 MAX_SAFE_INTEGER = 2**53 - 1  # the reference is JavaScript; larger integers lose precision
 
 NAMESPACE = "verified-memory-pack-v1"
@@ -102,18 +102,18 @@ def text_lines(data: bytes) -> list[bytes]:
 
 
 def is_blank(line: bytes) -> bool:
-    """A UTF-8 line that is empty after JavaScript's ``trim()``.
+    """A line of UTF-8 text that is empty after JavaScript's ``trim()``.
 
-    ``bytes.strip()`` removes exactly the ASCII part of :data:`JS_WHITESPACE`, in C; only a
-    line that then starts with a non-ASCII character is decoded to strip the rest.
+    ``bytes.strip()`` removes exactly the ASCII part of :data:`JS_WHITESPACE`; only what then
+    starts with a non-ASCII character is decoded to strip the rest.
     """
     rest = line.strip()
     return not rest or (rest[0] >= 0x80 and not rest.decode("utf-8").strip(JS_WHITESPACE))
 
 
-def content_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+def content_lines(data: bytes) -> list[tuple[int, bytes]]:
     """``(line number, line)`` for every line of a UTF-8 text that is not blank."""
-    return ((number, line) for number, line in enumerate(text_lines(data), 1) if not is_blank(line))
+    return [(number, line) for number, line in enumerate(text_lines(data), 1) if not is_blank(line)]
 
 
 def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> None:
@@ -191,13 +191,24 @@ def _utc_field(container: dict[str, Any], field: str) -> str:
         raise PackFormatError(f"{field}: {exc.message}") from exc
 
 
+def _whole_field(container: dict[str, Any], field: str, minimum: int) -> int | None:
+    """A field as a :func:`whole_number`, stored back as an int: JSON.parse reads ``2.0`` as 2,
+    and the record is served as it read it."""
+    value = whole_number(container.get(field), minimum)
+    if value is not None:
+        container[field] = value
+    return value
+
+
 def check_citation(citation: Any, first: str, last: str, where: str) -> None:
     """Check one evidence citation against the rules and its record's date range."""
     if type(citation) is not dict:
         raise PackFormatError(f"{where} must be a JSON object")
     get = citation.get
-    message_id = whole_number(get("message_id"), 1)
-    if message_id is None:
+    message_id = get("message_id")  # an int in range passes without a call
+    if (type(message_id) is not int or not 1 <= message_id <= MAX_SAFE_INTEGER) and _whole_field(
+        citation, "message_id", 1
+    ) is None:
         raise PackFormatError(f"{where}.message_id must be a positive integer")
     date = _utc_field(citation, "date_utc")
     if not first <= date <= last:
@@ -207,7 +218,11 @@ def check_citation(citation: Any, first: str, last: str, where: str) -> None:
     quote = get("quote")
     if type(quote) is not str or not quote.strip(JS_WHITESPACE):
         raise PackFormatError(f"{where}.quote must be a non-empty string")
-    start, end = whole_number(get("start"), 0), whole_number(get("end"), 0)
+    start, end = get("start"), get("end")
+    if type(start) is not int or not 0 <= start <= MAX_SAFE_INTEGER:
+        start = _whole_field(citation, "start", 0)
+    if type(end) is not int or not 0 <= end <= MAX_SAFE_INTEGER:
+        end = _whole_field(citation, "end", 0)
     if start is None or end is None:
         raise PackFormatError(f"{where}.start and .end must be integers >= 0")
     if end - start != len(quote):
@@ -217,8 +232,6 @@ def check_citation(citation: Any, first: str, last: str, where: str) -> None:
     digest = get("message_sha256")
     if type(digest) is not str or _sha256_match(digest) is None:
         raise PackFormatError(f"{where}.message_sha256 must be 64 lowercase hex characters")
-    # Served as the reference serves them: JSON.parse has already made 2.0 the integer 2.
-    citation["message_id"], citation["start"], citation["end"] = message_id, start, end
 
 
 def check_record(record: Any) -> str:
@@ -261,16 +274,25 @@ def check_record(record: Any) -> str:
 def parse_records(data: bytes) -> tuple[dict[str, Any], ...]:
     """Parse and check ``records.jsonl``: strict UTF-8, one JSON object per line, unique ids.
 
-    Blank lines are skipped; each other line goes through :func:`load_json`, fast enough
-    that a 10,000-record pack verifies well inside the cold-start budget.
+    Blank lines are skipped (as :func:`content_lines` skips them); each other line goes
+    through :func:`load_json`, fast enough that a 10,000-record pack verifies well inside the
+    cold-start budget.
     """
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise PackFormatError(f"{RECORDS} is not valid UTF-8 (byte {exc.start})") from exc
+    lines = text_lines(data)
+    if len(lines) > MAX_RECORD_LINES:
+        raise PackFormatError(
+            f"{RECORDS} has more than {MAX_RECORD_LINES} lines; a pack holds at most "
+            f"{MAX_RECORDS} records, so remove the blank lines"
+        )
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for number, line in content_lines(data):
+    for number, line in enumerate(lines, start=1):
+        if line[:1] != b"{" and is_blank(line):  # a line that opens an object is not blank
+            continue
         if len(records) == MAX_RECORDS:
             raise PackFormatError(f"{RECORDS} has more than {MAX_RECORDS} records")
         try:
