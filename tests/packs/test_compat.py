@@ -193,7 +193,7 @@ def test_blank_lines_are_bounded() -> None:
     """16 MiB of newlines is refused on the line count, before any line is looked at."""
     one = records_bytes([make_record(1)])
     assert len(fmt.parse_records(one + b"\n" * (fmt.MAX_RECORD_LINES - 1))) == 1
-    with pytest.raises(PackFormatError, match="more than 100000 lines; .* remove the blank"):
+    with pytest.raises(PackFormatError, match=r"more than 100000 lines; .* remove the blank"):
         fmt.parse_records(one + b"\n" * fmt.MAX_RECORD_LINES)
     with pytest.raises(PackFormatError, match="more than 100000 lines"):
         fmt.parse_records(one + b"\r\n" * (fmt.MAX_DATA_FILE // 2 - len(one)))
