@@ -267,9 +267,7 @@ def _record(line: _Line, messages: Mapping[int, Message]) -> dict[str, Any]:
     try:
         fmt.check_record(record)
     except PackFormatError as exc:
-        raise line.error(
-            exc.message, "see the records.jsonl rules in docs/pack-server.md"
-        ) from None
+        raise line.error(exc.message, "correct that field of the record and build again") from None
     return record
 
 
