@@ -125,7 +125,6 @@ def interval_table(title: str, values: dict[str, dict[str, dict[str, float]]]) -
 
 def main() -> None:
     from rich.console import Console
-    from rich.progress import Progress
 
     from affidavit.vault import bench
 
@@ -154,15 +153,8 @@ def main() -> None:
             with (args.write_jsonl / f"{name}.jsonl").open("w") as fh:
                 fh.writelines(json.dumps(r) + "\n" for r in rows)
     console = Console(width=160)
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("importing turns", total=len(corpus))
-        report = bench.run(
-            corpus,
-            queries,
-            ks=(5, 10),
-            scored_categories=SCORED,
-            progress=lambda n: progress.advance(task, n),
-        )
+    with bench.progress_bars(console) as progress:
+        report = bench.run(corpus, queries, ks=(5, 10), scored_categories=SCORED, progress=progress)
     per_query = report["_per_query"]
     values = {
         q: {"affidavit": v, "bm25": per_query["bm25"][q]} for q, v in per_query["system"].items()
