@@ -20,8 +20,9 @@ What it models:
   I", siblings of a fact that differ in one name, number, negation or word order, and
   **corrections**: a later fact that supersedes an earlier one (the question's answer is the
   correction; the superseded fact must not be returned).
-- **Split**: whole families go to the ``tune`` or the ``heldout`` half (balanced by question
-  count), so the held-out half asks questions of templates the tuning never saw.
+- **Split**: whole families go to the ``tune`` or the ``heldout`` half (alternately, so each
+  half spans every domain, whatever the seed), so the held-out half asks questions of
+  templates the tuning never saw.
 
     python benchmarks/agent_memory_data.py [--seed 2026] [--out DIR]
 
@@ -1147,7 +1148,7 @@ def generate(seed: int = SEED) -> Corpus:
         )
         for d in (drafts[i] for i in order)
     )
-    halves = _split([a["family"] for a in asks])
+    halves = _halves()
     questions = tuple(
         Question(
             id=f"q{n:04d}",
@@ -1167,18 +1168,10 @@ def _words_of(day: date) -> str:
     return f"{MONTHS[day.month - 1]} {day.day}"
 
 
-def _split(families: list[str]) -> dict[str, str]:
-    """Whole families to halves, largest first, each to the half with fewer questions."""
-    counts: dict[str, int] = {}
-    for name in families:
-        counts[name] = counts.get(name, 0) + 1
-    sizes = {"tune": 0, "heldout": 0}
-    halves: dict[str, str] = {}
-    for name in sorted(counts, key=lambda n: (-counts[n], n)):
-        half = min(sizes, key=lambda h: (sizes[h], h == "tune"))
-        halves[name] = half
-        sizes[half] += counts[name]
-    return halves
+def _halves() -> dict[str, str]:
+    """Each family's half: alternate families in :data:`FAMILIES` order, which is grouped by
+    domain, so both halves span every domain; the same for every seed."""
+    return {f.name: ("tune", "heldout")[n % 2] for n, f in enumerate(FAMILIES)}
 
 
 def main() -> None:
