@@ -39,7 +39,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -230,12 +230,17 @@ PLANS = ["Starter", "Growth", "Enterprise", "Scale"]
 
 @dataclass(frozen=True)
 class Fact:
-    """One memory to store, in saving order; ``supersedes`` names an earlier fact's id."""
+    """One memory to store, in saving order; ``supersedes`` names an earlier fact's id.
+
+    ``day`` counts working days from :data:`FIRST_DAY`; ``saved_at`` is a time on that day
+    (a day's facts minutes apart), which the import path writes as the memory's save time.
+    """
 
     id: str
     text: str
     source: str
     day: int
+    saved_at: str
     family: str
     discovered: str | None = None
     supersedes: str | None = None
@@ -1142,11 +1147,12 @@ def generate(seed: int = SEED) -> Corpus:
             text=d["text"],
             source=_source(rng, d["domain"]),
             day=d["day"],
+            saved_at=_saved_at(d["day"], n),
             family=d["family"],
             discovered=d["discovered"],
             supersedes=ids[d["supersedes"]] if d.get("supersedes") else None,
         )
-        for d in (drafts[i] for i in order)
+        for n, d in enumerate(drafts[i] for i in order)
     )
     halves = _halves()
     questions = tuple(
@@ -1162,6 +1168,12 @@ def generate(seed: int = SEED) -> Corpus:
         for n, a in enumerate(asks)
     )
     return Corpus(seed, facts, questions)
+
+
+def _saved_at(day: int, n: int) -> str:
+    """08:00 UTC on a working day, plus a minute per fact saved before (ISO 8601, ``Z``)."""
+    moment = datetime.combine(_day_date(day), time(8), UTC) + timedelta(minutes=n % 600)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _words_of(day: date) -> str:
