@@ -1,7 +1,7 @@
 """LoCoMo turn-level retrieval: affidavit's recall against BM25, with paired bootstrap intervals.
 
 The secondary recall benchmark (the primary one is ``benchmarks/agent_memory.py``). Converts
-``../shared/data/locomo10.json`` (relative to the repo root; CC BY-NC 4.0, used for
+``shared/data/locomo10.json`` beside the repo (or a folder above it; CC BY-NC 4.0, used for
 evaluation only and never copied into the repo or the package) into the generic format of
 ``affidavit bench retrieval``: one corpus row per dialog turn (text "speaker: text", the
 session's date, group and thread = the session, turn = its place in the session), one query
@@ -39,7 +39,11 @@ import stats
 import tuning
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
+#: ``shared/data/locomo10.json`` beside the repo, or beside a folder of worktrees holding it.
+DEFAULT_DATA = next(
+    (p / "shared/data/locomo10.json" for p in REPO.parents if (p / "shared/data").is_dir()),
+    REPO.parent / "shared/data/locomo10.json",
+)
 SCORED = {"1", "2", "3", "4"}
 #: Conversations (by position in the file) of each half.
 SPLITS = {"tune": range(0, 5), "heldout": range(5, 10), "all": range(0, 10)}
