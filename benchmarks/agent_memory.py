@@ -254,7 +254,7 @@ def main() -> None:
         if saved_meta.get("corpus") != meta["corpus"]:
             sys.exit(f"{args.compare} was measured on another corpus ({saved_meta.get('corpus')})")
         mine = {q: per_question[q] for q in ids}
-        label = (meta["revision"], str(saved_meta.get("revision", args.compare.name)))
+        label = (stats.run_label(meta), stats.run_label(saved_meta))
         console.print(stats.compare_table("affidavit", mine, saved, "affidavit", RANKED, label))
     if args.save:
         stats.save_run(args.save, meta, per_question)

@@ -186,7 +186,7 @@ def main() -> None:
         saved_meta, saved = stats.load_run(args.compare)
         if saved_meta.get("data") != meta["data"]:
             sys.exit(f"{args.compare} was measured on other LoCoMo data")
-        label = (revision, str(saved_meta.get("revision", args.compare.name)))
+        label = (stats.run_label(meta), stats.run_label(saved_meta))
         console.print(stats.compare_table("LoCoMo", values, saved, "affidavit", METRICS, label))
     if args.save:
         stats.save_run(args.save, meta, values)

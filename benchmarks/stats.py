@@ -109,6 +109,12 @@ def git_revision(repo: Path) -> str:
     return head + ("-dirty" if dirty else "")
 
 
+def run_label(meta: Mapping[str, Any]) -> str:
+    """How a run is named in a comparison: its revision, and its overrides if any."""
+    overrides = " ".join(f"{k}={v}" for k, v in sorted(meta.get("overrides", {}).items()))
+    return " ".join(filter(None, [str(meta.get("revision", "?")), overrides]))
+
+
 def save_run(path: Path, meta: Mapping[str, Any], per_question: PerQuestion) -> None:
     """Write one run's per-question values (and what produced them) as JSON."""
     body = {"format": RUN_FORMAT, "meta": dict(meta), "questions": per_question}
