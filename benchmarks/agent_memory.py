@@ -28,6 +28,10 @@ alone (``benchmarks/baselines.py``).
   (``benchmarks/stats.py``); ``*`` marks a delta whose interval excludes zero.
 - ``--save F`` writes the per-question values; ``--compare F`` adds a table of this run
   minus a saved one (e.g. saved on the base revision), paired by question.
+- Repeatability: ranking breaks a tie between equal scores by memory id, and ``store``
+  gives each memory a random id, so two ``--path store`` runs can differ in the rank of a
+  question or two whose answer ties with a distractor; ``--path import`` names the memories
+  (``m-f0001``...) and repeats exactly.
 
 Runs in about a minute on a 2-core machine (embedding ~570 facts and ~330 questions).
 """
@@ -96,10 +100,9 @@ def _import(memory: Any, facts: Sequence[Fact], done: Callable[[int], None]) -> 
     through ``affidavit import``'s path: ``embed_missing``, then ``Vault.import_items``."""
     from affidavit.vault import NewItem
     from affidavit.vault import memory as model
-    from affidavit.vault.api import new_id
     from affidavit.vault.recall import MEMORY, embed_missing
 
-    ids = {f.id: new_id() for f in facts}
+    ids = {f.id: f"m-{f.id}" for f in facts}  # an export names its records
     replaced_by = {f.supersedes: ids[f.id] for f in facts if f.supersedes}
     items = []
     for fact in facts:
