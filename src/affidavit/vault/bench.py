@@ -2,7 +2,8 @@
 
 Input, one JSON object per line:
 
-- corpus rows ``{"collection", "id", "text", "date"?, "group"?}``
+- corpus rows ``{"collection", "id", "text", "date"?, "group"?, "thread"?, "turn"?,
+  "reply_to"?}`` (a conversation's rows name their ``thread``; see vault/conversation.py)
 - query rows ``{"collection", "id", "text", "relevant": [ids], "category"?}``
 
 Each collection gets a fresh vault in a temporary directory (a throwaway vault, so its key
@@ -33,6 +34,8 @@ from affidavit.core.errors import InputError, NotFoundError
 
 CORPUS_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str}
 QUERY_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str, "relevant": list}
+#: What of a corpus row is imported as a memory (the rest names its collection and group).
+IMPORTED_FIELDS = ("id", "text", "date", "thread", "turn", "reply_to")
 
 
 def read_jsonl(path: Path, what: str, required: Mapping[str, type]) -> list[dict[str, Any]]:
@@ -144,7 +147,7 @@ def run(
             try:
                 memory = Memory(vault)
                 memory.import_rows(
-                    [{"id": r["id"], "text": r["text"], "date": r.get("date")} for r in rows],
+                    [{k: r[k] for k in IMPORTED_FIELDS if k in r} for r in rows],
                     progress=progress,
                 )
                 known = groups[name]

@@ -137,7 +137,7 @@ QUESTION_DAMP = 0.6
 #: its evidence (1 + W_DATE) times; 13% of LoCoMo's questions name one. 0 / 0.5 / 1 / 3 gave
 #: 0.656 / 0.730 / 0.893, 0.669 / 0.745 / 0.908, 0.677 / 0.750 / 0.913, 0.678 / 0.753 /
 #: 0.912.
-W_DATE = 1.5
+W_DATE = 0.3
 
 # --- priors -----------------------------------------------------------------------------
 #: Importance prior: final *= 1 + W_IMP * (2 * importance - 1). 0.15 reorders near-ties
@@ -184,7 +184,7 @@ REDUNDANT_FROM = 0.5
 #: score by this. Alone, 0.93 gave 0.666 / 0.750 / 0.918 and 0.9 0.661 / 0.750 / 0.921
 #: (a steady trade of recall@5 for sessions covered). With the redundancy discount, 0.95
 #: gave 0.674 / 0.750 / 0.922, 0.93 0.671 / 0.750 / 0.924, 0.9 0.667 / 0.750 / 0.926.
-SAME_DAY_DECAY = 0.93
+SAME_THREAD_DECAY = 0.93
 
 # --- store-time similarity (lifecycle) --------------------------------------------------
 #: A new memory at least this close (cosine) to a live one in its namespace and kind is a
@@ -217,12 +217,21 @@ class Entry:
     kind: str = "fact"
     affirmed: str | None = None
     ages: bool = True
+    thread: str | None = None
+    turn: int | None = None
+    reply_to: str | None = None
     slot: int = -1
 
     @property
     def day(self) -> str | None:
-        """The day the memory belongs to: when it was discovered, else when it was saved."""
-        return self.discovered or self.saved_at[:10] or None
+        """The day the memory is known to belong to, or ``None``.
+
+        When it was discovered; else, for an authored memory, the day it was saved. An
+        imported row without a date has none: its save day is the day of the import.
+        """
+        if self.discovered:
+            return self.discovered
+        return self.saved_at[:10] or None if self.ages else None
 
 
 @dataclass(frozen=True)
@@ -398,10 +407,9 @@ class RecallIndex:
         self._entries: dict[str, Entry] = {}
         self._by_slot: dict[int, Entry] = {}
         self._next_slot = 0
-        # Both kept up to date one entry at a time: rebuilding them after every store cost
-        # a sort over the whole vault on the next search (~20 ms at 100k memories).
+        # Kept up to date one entry at a time: rebuilding it after every store cost a sort
+        # over the whole vault on the next search (~20 ms at 100k memories).
         self._seqs: dict[frozenset[str] | None, list[int]] = {}
-        self._at_seq: dict[int, Entry] = {}
         self._conversations = Conversations()
         #: Per slot, the entry's :func:`prior_ceiling` (the bound that lets ranking stop early).
         self._ceilings: npt.NDArray[np.float64] = np.zeros(0)
@@ -441,8 +449,7 @@ class RecallIndex:
             self._next_slot += 1
             self._entries[entry.id] = entry
             self._by_slot[entry.slot] = entry
-            self._at_seq[entry.seq] = entry
-            self._conversations.link(entry, self._at_seq)
+            self._conversations.link(entry)
             self._ceilings = grown(self._ceilings, entry.slot, 0.0)
             self._ceilings[entry.slot] = prior_ceiling(entry.importance, entry.kind)
             self._count_age(entry, +1)
@@ -462,8 +469,6 @@ class RecallIndex:
         if entry is None:
             return
         del self._by_slot[entry.slot]
-        if self._at_seq.get(entry.seq) is entry:
-            del self._at_seq[entry.seq]
         self._conversations.unlink(entry.slot)
         self._count_age(entry, -1)
         self.keyword.remove(entry.slot)
@@ -592,11 +597,11 @@ class RecallIndex:
         s_vec = -W_VEC * np.log1p(-p_v)
         s_lex = -W_LEX * np.log1p(-p_l)
         shared = self._conversations.shares(slots, s_vec + s_lex, W_NEIGHBOR, W_ANSWER)
-        dated = np.array([_dated(by_slot[slot], dates) for slot in listed]) if dates else None
-        gain = np.where(dated, 1.0 + W_DATE, 1.0) if dated is not None else np.ones(len(listed))
-        own = gain * np.where(self._conversations.question[slots], QUESTION_DAMP, 1.0)
-        s_vec, s_lex, shared = s_vec * own, s_lex * own, shared * gain
+        own = np.where(self._conversations.asking(slots), QUESTION_DAMP, 1.0)
+        s_vec, s_lex = s_vec * own, s_lex * own
         totals = s_vec + s_lex + shared
+        dated = np.array([_dated(by_slot[slot], dates) for slot in listed]) if dates else None
+        when_prior = np.where(dated, 1.0 + W_DATE, 1.0) if dated is not None else None
 
         def admitted(i: int) -> bool:
             entry = by_slot[listed[i]]
@@ -613,6 +618,8 @@ class RecallIndex:
         # than the vector search itself; one ceiling for all, 1 + W_IMP + W_OPINION, still
         # let ~135 through.)
         bounds = totals * self._ceilings[slots]
+        if when_prior is not None:
+            bounds = bounds * when_prior
         eligible = np.flatnonzero(totals >= floor)
         pool = max(want, DIVERSITY_POOL)
         pool_scores: list[float] = []  # min-heap of the pool's scores so far
@@ -627,6 +634,8 @@ class RecallIndex:
             score = (aged(float(s_vec[i]), age) + float(s_lex[i] + shared[i])) * prior(
                 entry.importance, entry.kind, entry.affirmed, now
             )
+            if when_prior is not None:
+                score *= float(when_prior[i])
             pvs, pls = float(p_v[i]), float(p_l[i])
             channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
             if shared[i] > 0:
@@ -649,15 +658,15 @@ class RecallIndex:
             return best[:want]
         entries = [self._entries[h.id] for h in best]
         similarity = self.vector.similarity([e.slot for e in entries])
-        days = [(e.namespace, e.day) for e in entries]
+        threads = [(e.namespace, e.thread) if e.thread is not None else None for e in entries]
         picks = spread_order(
             [h.score for h in best],
             similarity,
-            days,
+            threads,
             want,
             redundancy_weight=W_REDUNDANT,
             redundancy_from=REDUNDANT_FROM,
-            same_day_decay=SAME_DAY_DECAY,
+            same_thread_decay=SAME_THREAD_DECAY,
         )
         for i, score in picks:  # the hits were made by this search: no one else holds them
             best[i].score = score
@@ -669,5 +678,5 @@ class RecallIndex:
 
 
 def _dated(entry: Entry, dates: tuple[when.Span, ...]) -> bool:
-    """Whether a memory was discovered (else saved) inside a span the question names."""
+    """Whether a memory's known day (:attr:`Entry.day`) falls inside a span the question names."""
     return any(span.contains(entry.day) for span in dates)
