@@ -328,6 +328,42 @@ def test_a_question_naming_a_date_favours_memories_from_then(question: str, expe
     assert undated[0].id == "a-first"  # equal evidence: the id tie-break
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "May I restart the kestrel gateway?",
+        "kestrel gateway error 2023",
+        "kestrel gateway port 2023",
+        "kestrel gateway PROJ-2023",
+    ],
+)
+def test_a_month_word_or_a_number_is_no_date(question: str) -> None:
+    index = _dated(
+        [
+            ("a-first", "2021-01-10", "the kestrel gateway restarts nightly"),
+            ("may", "2023-05-03", "the kestrel gateway restarts nightly"),
+        ]
+    )
+    hits = index.search(question, None, top_k=2)
+    assert [h.id for h in hits] == ["a-first", "may"]  # equal evidence: the id tie-break
+    assert not any("date" in h.channels for h in hits)
+
+
+def test_a_named_date_weighs_no_more_than_the_other_priors() -> None:
+    # The date is a prior like importance and opinion recency: it reorders near-ties only.
+    strongest_other = max(ranking.W_IMP * 2, ranking.W_OPINION)
+    assert ranking.W_DATE <= strongest_other
+    index = _dated(
+        [
+            ("strong", None, "the kestrel offsite was in Porto near the river"),
+            ("then", "2023-05-03", "the kestrel offsite"),
+        ]
+    )
+    hits = index.search("kestrel offsite Porto river in May 2023", None, top_k=2)
+    assert [h.id for h in hits] == ["strong", "then"]
+    assert "date" in hits[1].channels
+
+
 def test_a_date_alone_never_surfaces_a_memory() -> None:
     index = _dated([("hit", None, "kestrel lives in Porto"), ("then", "2023-05-03", "lunch menu")])
     assert [h.id for h in index.search("kestrel on May 3, 2023", None)] == ["hit"]
