@@ -228,3 +228,36 @@ def test_bad_structure_fields_are_one_clear_error(
     with pytest.raises(InputError, match=message):
         memory.import_rows([{"id": "r1", "text": "Kestrel ships on Fridays", **fields}])
     assert list(memory.vault.items("memory")) == []
+
+
+def test_the_cli_stores_a_turn_and_refuses_a_turn_without_a_thread(
+    home: Path, cli_vault: dict[str, str]
+) -> None:
+    import json
+
+    from tests.support import run_cli
+
+    def stored(*args: str) -> dict:
+        done = run_cli(["store", *args, "--source", "chat", "--json"], home, env=cli_vault)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    asked = stored("Where is the kestrel offsite?", "--thread", "c1", "--turn", "1")
+    reply = stored("In Porto.", "--thread", "c1", "--turn", "2", "--reply-to", asked["id"])
+    assert (reply["data"]["thread"], reply["data"]["turn"]) == ("c1", 2)
+    assert reply["data"]["reply_to"] == asked["id"]
+    bad = run_cli(["store", "Porto.", "--source", "s", "--turn", "3"], home, env=cli_vault)
+    assert bad.returncode == 2 and "need a thread" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+def test_an_import_of_exported_rows_checks_the_structure_fields(memory: Memory) -> None:
+    from affidavit.vault import NewItem
+
+    good = NewItem({"text": "In Porto.", "source": "chat", "thread": "c1", "turn": 2}, id="r1")
+    bad = NewItem({"text": "In Faro.", "source": "chat", "turn": 2}, id="r2")
+    with pytest.raises(InputError, match="item 1: turn need a thread"):
+        memory.vault.import_items([good, bad])
+    assert list(memory.vault.items("memory")) == []
+    memory.vault.import_items([good])
+    assert memory.index.entry("r1") is not None and memory.index.entry("r1").thread == "c1"
