@@ -3,7 +3,8 @@
 Converts ``../shared/data/locomo10.json`` (relative to the repo root; CC BY-NC 4.0, used for
 evaluation only and never copied into the repo or the package) into the generic format of
 ``affidavit bench retrieval``: one corpus row per dialog turn (text "speaker: text", the
-session's date, group = the session), one query per QA item (relevant = its evidence turns).
+session's date, group and thread = the session, turn = its place in it), one query per QA
+item (relevant = its evidence turns).
 Categories 1-4 are scored; category 5 (adversarial, unanswerable) is reported separately.
 
     python benchmarks/locomo.py [--data PATH] [--conversations N] [--json OUT]
@@ -50,12 +51,14 @@ def convert(
             if not match or not isinstance(turns, list):
                 continue
             date = _session_date(conv.get(f"{key}_date_time"))
-            for turn in turns:
+            for number, turn in enumerate(turns):
                 row = {
                     "collection": sid,
                     "id": f"{sid}:{turn['dia_id']}",
                     "text": f"{turn['speaker']}: {turn['text']}",
                     "group": f"{sid}:session_{match.group(1)}",
+                    "thread": f"session_{match.group(1)}",
+                    "turn": number,
                 }
                 if date:
                     row["date"] = date
