@@ -3,7 +3,7 @@
 Input, one JSON object per line:
 
 - corpus rows ``{"collection", "id", "text", "date"?, "group"?, "thread"?, "turn"?,
-  "reply_to"?}`` (a conversation's rows name their ``thread``; see vault/conversation.py)
+  "reply_to"?}`` (the last three: conversation structure, passed to the import as given)
 - query rows ``{"collection", "id", "text", "relevant": [ids], "category"?}``
 
 Each collection gets a fresh vault in a temporary directory (a throwaway vault, so its key
@@ -16,7 +16,8 @@ two columns are measured under the same load.
 Metrics (overall and per category): ``recall@k`` (share of the relevant ids in the top k,
 averaged over queries), ``hit@k`` (any relevant id in the top k), ``group_hit@k`` (a
 relevant row's group, e.g. its session, among the groups of the top k), ``mrr`` (reciprocal
-rank of the first relevant id within the largest k) and ``ms_per_query``.
+rank of the first relevant id within the largest k) and ``ms_per_query``. The report also
+keeps every query's values (``_per_query``), for paired comparisons between runs.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from affidavit.core.errors import InputError, NotFoundError
 
 CORPUS_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str}
 QUERY_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str, "relevant": list}
-#: What of a corpus row is imported as a memory (the rest names its collection and group).
-IMPORTED_FIELDS = ("id", "text", "date", "thread", "turn", "reply_to")
+#: Optional corpus fields handed to the import unchanged: a conversation's structure.
+STRUCTURE_FIELDS = ("thread", "turn", "reply_to")
 
 
 def read_jsonl(path: Path, what: str, required: Mapping[str, type]) -> list[dict[str, Any]]:
@@ -74,8 +75,13 @@ class Tally:
 
     ks: Sequence[int]
     values: dict[str, list[float]] = field(default_factory=dict)
+    #: Query ids, in the order of every list in ``values``.
+    ids: list[str] = field(default_factory=list)
 
-    def add(self, ranked: list[str], relevant: set[str], groups: dict[str, str], ms: float) -> None:
+    def add(
+        self, qid: str, ranked: list[str], relevant: set[str], groups: dict[str, str], ms: float
+    ) -> None:
+        self.ids.append(qid)
         rel_groups = {groups.get(r, r) for r in relevant}
         for k in self.ks:
             top = ranked[:k]
@@ -87,6 +93,11 @@ class Tally:
         first = next((i for i, r in enumerate(ranked[: max(self.ks)]) if r in relevant), None)
         self.values.setdefault("mrr", []).append(0.0 if first is None else 1.0 / (first + 1))
         self.values.setdefault("ms_per_query", []).append(ms)
+
+    def per_query(self) -> dict[str, dict[str, float]]:
+        """Each query's values by metric (``ms_per_query`` left out: it is not paired)."""
+        names = [n for n in self.values if n != "ms_per_query"]
+        return {qid: {n: self.values[n][i] for n in names} for i, qid in enumerate(self.ids)}
 
     def summary(self) -> dict[str, float]:
         return {
@@ -146,10 +157,7 @@ def run(
             )
             try:
                 memory = Memory(vault)
-                memory.import_rows(
-                    [{k: r[k] for k in IMPORTED_FIELDS if k in r} for r in rows],
-                    progress=progress,
-                )
+                memory.import_rows([_import_row(r) for r in rows], progress=progress)
                 known = groups[name]
                 for q in (q for q in queries if q["collection"] == name):
                     relevant = {r for r in q["relevant"] if r in known}
@@ -162,8 +170,12 @@ def run(
                     t1 = time.perf_counter()
                     baseline = memory.index.bm25(q["text"], ks[-1])
                     t2 = time.perf_counter()
-                    scores.add("system", category, ranked, relevant, known, (t1 - t0) * 1000)
-                    scores.add("bm25", category, baseline, relevant, known, (t2 - t1) * 1000)
+                    scores.add(
+                        "system", category, q["id"], ranked, relevant, known, (t1 - t0) * 1000
+                    )
+                    scores.add(
+                        "bm25", category, q["id"], baseline, relevant, known, (t2 - t1) * 1000
+                    )
                     scores.counts[category] = scores.counts.get(category, 0) + 1
             finally:
                 vault.close()
@@ -179,10 +191,17 @@ def run(
     }
     overall = len(scores.overall["system"].values["mrr"])
     return report | {
+        "_per_query": {s: t.per_query() for s, t in scores.overall.items()},
         "_counts": dict(sorted(scores.counts.items())),
         "_overall": overall,
         "_skipped": skipped,
     }
+
+
+def _import_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A corpus row as the import takes it: id, text, date, and any conversation structure."""
+    out = {"id": row["id"], "text": row["text"], "date": row.get("date")}
+    return out | {name: row[name] for name in STRUCTURE_FIELDS if name in row}
 
 
 def public(report: dict[str, Any]) -> dict[str, Any]:
