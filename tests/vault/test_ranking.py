@@ -441,3 +441,18 @@ def test_a_removed_turn_takes_its_links_with_it() -> None:
     assert "reply" not in after
     # the thread closes up: "later" is now the turn after the question and answers it
     assert after["later"] > before["later"]
+
+
+def test_the_pieces_of_a_possessive_or_contraction_are_no_evidence() -> None:
+    # "Vera's" is indexed as "vera" + "s": the "s" matched every possessive in the vault and
+    # put "Vera's cat" above "Vera reports to Jamal" for "who is Vera's boss".
+    index = RecallIndex()
+    index.add_many(
+        [
+            (Entry("cat", "Vera's cat is called Tofu", seq=0), None),
+            (Entry("boss", "Vera reports to Jamal", seq=1), None),
+            (Entry("other", "Jamal doesn't drink coffee", seq=2), None),
+        ]
+    )
+    hits = {h.id: h for h in index.search("who is Vera's boss", None, top_k=3)}
+    assert hits["cat"].evidence == pytest.approx(hits["boss"].evidence)

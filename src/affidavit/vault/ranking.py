@@ -112,6 +112,7 @@ _FUNCTION_WORDS = """
 a an and are as at be been but by can could did do does for from had has have how i if in
 is it its me my of on or our she he so than that the their them then there these they this
 to was we were what when where which who whom why will with would you your about any all also
+s t d ll re ve m
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 
@@ -151,7 +152,7 @@ OPINION_HALF_LIFE_DAYS = 30.0
 #: memory. Imported rows (a pack, a migration, the benchmark corpus) arrive at one instant
 #: and have no age in this sense, so they neither age nor count in the population: on
 #: LoCoMo, aging imported turns by import order cost 0.23 semantic-only recall@5.
-AGE_HALF_LIFE_SHARE = 0.5
+AGE_HALF_LIFE_SHARE = 1.0
 
 # --- cut and pool -----------------------------------------------------------------------
 #: Adaptive results keep hits whose unaged evidence is at least this share of the best.
