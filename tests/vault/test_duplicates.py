@@ -39,9 +39,7 @@ SAME = [
 
 
 @pytest.mark.parametrize(("first", "second"), DIFFERENT)
-def test_a_different_fact_is_stored_with_the_model(
-    memory: Memory, first: str, second: str
-) -> None:
+def test_a_different_fact_is_stored_with_the_model(memory: Memory, first: str, second: str) -> None:
     assert memory.store(text=first, source="chat")["status"] == "stored"
     assert memory.store(text=second, source="chat")["status"] == "stored"
     assert len(list(memory.vault.items("memory"))) == 2

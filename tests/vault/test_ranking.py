@@ -352,7 +352,7 @@ def test_a_month_word_or_a_number_is_no_date(question: str) -> None:
 def test_a_named_date_weighs_no_more_than_the_other_priors() -> None:
     # The date is a prior like importance and opinion recency: it reorders near-ties only.
     strongest_other = max(ranking.W_IMP * 2, ranking.W_OPINION)
-    assert ranking.W_DATE <= strongest_other
+    assert strongest_other >= ranking.W_DATE
     index = _dated(
         [
             ("strong", None, "the kestrel offsite was in Porto near the river"),

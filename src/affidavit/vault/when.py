@@ -92,6 +92,7 @@ _PATTERNS: list[tuple[re.Pattern[str], Callable[[Mapping[str, str | None]], bool
     (re.compile(rf"(?:\b{_YEAR_CUE}\s+{_PART}?|\b{_PART}){_YEAR}{_END}"), _accept_all),
 ]
 
+
 @dataclass(frozen=True)
 class Span:
     """A day, month or year named by a question; ``None`` parts match any value."""
