@@ -42,7 +42,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -68,36 +67,33 @@ class Stored:
     statuses: Counter[str]
 
 
-def _store(memory: Any, facts: Sequence[Fact], tick: Callable[[], None]) -> Stored:
+def _fields(fact: Fact) -> dict[str, Any]:
+    """A fact as ``memory_store`` arguments (without ``supersedes``: its id is the vault's)."""
+    fields: dict[str, Any] = {"text": fact.text, "source": fact.source}
+    if fact.discovered:
+        fields["discovered"] = fact.discovered
+    return fields
+
+
+def _store(memory: Any, facts: Sequence[Fact], done: Callable[[int], None]) -> Stored:
     """Each fact through ``Memory.store`` in saving order; a correction names what it replaces."""
     ids: dict[str, str | None] = {}
     statuses: Counter[str] = Counter()
-    for fact in facts:
-        fields: dict[str, Any] = {"text": fact.text, "source": fact.source}
-        if fact.discovered:
-            fields["discovered"] = fact.discovered
+    for n, fact in enumerate(facts, start=1):
+        fields = _fields(fact)
         old = ids.get(fact.supersedes) if fact.supersedes else None
         if old is not None:
             fields["supersedes"] = [old]
         result = memory.store(**fields)
         statuses[result["status"]] += 1
         ids[fact.id] = result["id"] if result["status"] == "stored" else None
-        tick()
+        done(n)
     return Stored(ids, statuses)
 
 
-def _saved_at(fact: Fact) -> str:
-    """A time on the fact's synthetic day, in saving order (facts of a day, minutes apart)."""
-    from agent_memory_data import FIRST_DAY
-
-    day = FIRST_DAY + timedelta(days=7 * (fact.day // 5) + fact.day % 5)
-    minute = int(fact.id[1:]) % 600
-    moment = datetime(day.year, day.month, day.day, 8, tzinfo=UTC) + timedelta(minutes=minute)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _import(memory: Any, facts: Sequence[Fact], tick: Callable[[], None]) -> Stored:
-    """The facts as one export file would hold them, through ``affidavit import``'s path."""
+def _import(memory: Any, facts: Sequence[Fact], done: Callable[[int], None]) -> Stored:
+    """The facts as one export file holds them (saved on their days, corrections marked),
+    through ``affidavit import``'s path: ``embed_missing``, then ``Vault.import_items``."""
     from affidavit.vault import NewItem
     from affidavit.vault import memory as model
     from affidavit.vault.api import new_id
@@ -107,19 +103,15 @@ def _import(memory: Any, facts: Sequence[Fact], tick: Callable[[], None]) -> Sto
     replaced_by = {f.supersedes: ids[f.id] for f in facts if f.supersedes}
     items = []
     for fact in facts:
-        fields: dict[str, Any] = {"text": fact.text, "source": fact.source}
-        if fact.discovered:
-            fields["discovered"] = fact.discovered
+        fields = _fields(fact)
         if fact.supersedes:
             fields["supersedes"] = [ids[fact.supersedes]]
-        data = model.build_claim(fields).data(_saved_at(fact))
+        data = model.build_claim(fields).data(fact.saved_at)
         if fact.id in replaced_by:
             data["superseded_by"] = replaced_by[fact.id]
-        items.append(NewItem(data, MEMORY, "default", id=ids[fact.id], saved_at=_saved_at(fact)))
-    items = embed_missing(memory.vault, items)
+        items.append(NewItem(data, MEMORY, "default", id=ids[fact.id], saved_at=fact.saved_at))
+    items = embed_missing(memory.vault, items, lambda n, _total: done(n))
     counts = memory.vault.import_items(items)
-    for _ in facts:
-        tick()
     return Stored(dict(ids), Counter({"imported": counts["imported"]}))
 
 
@@ -153,7 +145,7 @@ def measure(
                 sys.exit("agent_memory: the embedding model is not installed")
             task = progress.add_task(f"{path} facts", total=len(corpus.facts))
             put = _store if path == "store" else _import
-            stored = put(memory, corpus.facts, lambda: progress.advance(task))
+            stored = put(memory, corpus.facts, lambda n: progress.update(task, completed=n))
             live = [
                 (it.id, str(it.data["text"]))
                 for it in vault.items("memory")

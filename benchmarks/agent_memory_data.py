@@ -20,8 +20,9 @@ What it models:
   I", siblings of a fact that differ in one name, number, negation or word order, and
   **corrections**: a later fact that supersedes an earlier one (the question's answer is the
   correction; the superseded fact must not be returned).
-- **Split**: whole families go to the ``tune`` or the ``heldout`` half (balanced by question
-  count), so the held-out half asks questions of templates the tuning never saw.
+- **Split**: whole families go to the ``tune`` or the ``heldout`` half (alternately, so each
+  half spans every domain, whatever the seed), so the held-out half asks questions of
+  templates the tuning never saw.
 
     python benchmarks/agent_memory_data.py [--seed 2026] [--out DIR]
 
@@ -38,7 +39,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -229,12 +230,17 @@ PLANS = ["Starter", "Growth", "Enterprise", "Scale"]
 
 @dataclass(frozen=True)
 class Fact:
-    """One memory to store, in saving order; ``supersedes`` names an earlier fact's id."""
+    """One memory to store, in saving order; ``supersedes`` names an earlier fact's id.
+
+    ``day`` counts working days from :data:`FIRST_DAY`; ``saved_at`` is a time on that day
+    (a day's facts minutes apart), which the import path writes as the memory's save time.
+    """
 
     id: str
     text: str
     source: str
     day: int
+    saved_at: str
     family: str
     discovered: str | None = None
     supersedes: str | None = None
@@ -1141,13 +1147,14 @@ def generate(seed: int = SEED) -> Corpus:
             text=d["text"],
             source=_source(rng, d["domain"]),
             day=d["day"],
+            saved_at=_saved_at(d["day"], n),
             family=d["family"],
             discovered=d["discovered"],
             supersedes=ids[d["supersedes"]] if d.get("supersedes") else None,
         )
-        for d in (drafts[i] for i in order)
+        for n, d in enumerate(drafts[i] for i in order)
     )
-    halves = _split([a["family"] for a in asks])
+    halves = _halves()
     questions = tuple(
         Question(
             id=f"q{n:04d}",
@@ -1163,22 +1170,20 @@ def generate(seed: int = SEED) -> Corpus:
     return Corpus(seed, facts, questions)
 
 
+def _saved_at(day: int, n: int) -> str:
+    """08:00 UTC on a working day, plus a minute per fact saved before (ISO 8601, ``Z``)."""
+    moment = datetime.combine(_day_date(day), time(8), UTC) + timedelta(minutes=n % 600)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _words_of(day: date) -> str:
     return f"{MONTHS[day.month - 1]} {day.day}"
 
 
-def _split(families: list[str]) -> dict[str, str]:
-    """Whole families to halves, largest first, each to the half with fewer questions."""
-    counts: dict[str, int] = {}
-    for name in families:
-        counts[name] = counts.get(name, 0) + 1
-    sizes = {"tune": 0, "heldout": 0}
-    halves: dict[str, str] = {}
-    for name in sorted(counts, key=lambda n: (-counts[n], n)):
-        half = min(sizes, key=lambda h: (sizes[h], h == "tune"))
-        halves[name] = half
-        sizes[half] += counts[name]
-    return halves
+def _halves() -> dict[str, str]:
+    """Each family's half: alternate families in :data:`FAMILIES` order, which is grouped by
+    domain, so both halves span every domain; the same for every seed."""
+    return {f.name: ("tune", "heldout")[n % 2] for n, f in enumerate(FAMILIES)}
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """LoCoMo turn-level retrieval: affidavit's recall against BM25, with paired bootstrap intervals.
 
 The secondary recall benchmark (the primary one is ``benchmarks/agent_memory.py``). Converts
-``../shared/data/locomo10.json`` (relative to the repo root; CC BY-NC 4.0, used for
+``shared/data/locomo10.json`` beside the repo (or a folder above it; CC BY-NC 4.0, used for
 evaluation only and never copied into the repo or the package) into the generic format of
 ``affidavit bench retrieval``: one corpus row per dialog turn (text "speaker: text", the
 session's date, group and thread = the session, turn = its place in the session), one query
@@ -39,7 +39,11 @@ import stats
 import tuning
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
+#: ``shared/data/locomo10.json`` beside the repo, or beside a folder of worktrees holding it.
+DEFAULT_DATA = next(
+    (p / "shared/data/locomo10.json" for p in REPO.parents if (p / "shared/data").is_dir()),
+    REPO.parent / "shared/data/locomo10.json",
+)
 SCORED = {"1", "2", "3", "4"}
 #: Conversations (by position in the file) of each half.
 SPLITS = {"tune": range(0, 5), "heldout": range(5, 10), "all": range(0, 10)}
@@ -125,7 +129,6 @@ def interval_table(title: str, values: dict[str, dict[str, dict[str, float]]]) -
 
 def main() -> None:
     from rich.console import Console
-    from rich.progress import Progress
 
     from affidavit.vault import bench
 
@@ -154,15 +157,8 @@ def main() -> None:
             with (args.write_jsonl / f"{name}.jsonl").open("w") as fh:
                 fh.writelines(json.dumps(r) + "\n" for r in rows)
     console = Console(width=160)
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("importing turns", total=len(corpus))
-        report = bench.run(
-            corpus,
-            queries,
-            ks=(5, 10),
-            scored_categories=SCORED,
-            progress=lambda n: progress.advance(task, n),
-        )
+    with bench.progress_bars(console) as progress:
+        report = bench.run(corpus, queries, ks=(5, 10), scored_categories=SCORED, progress=progress)
     per_query = report["_per_query"]
     values = {
         q: {"affidavit": v, "bm25": per_query["bm25"][q]} for q, v in per_query["system"].items()

@@ -94,19 +94,16 @@ def column(per_question: PerQuestion, ids: Sequence[str], system: str, metric: s
 
 def git_revision(repo: Path) -> str:
     """The checked-out commit (with ``-dirty`` for uncommitted changes), for saved runs."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
     try:
-        head = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        head = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")
