@@ -392,6 +392,7 @@ def _varied_index() -> tuple[RecallIndex, np.ndarray, int]:
             importance=float(rng.uniform(0, 1)),
             kind=kind,
             affirmed="2026-12-01T00:00:00Z" if kind == "opinion" else None,
+            discovered="2026-05-04" if i % 4 == 0 else None,
         )
         items.append((entry, (v / np.linalg.norm(v)).reshape(1, DIM)))
     index = RecallIndex()
@@ -407,13 +408,14 @@ def by_score_alone(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("by_score_alone")
-def test_stopping_early_never_changes_the_page() -> None:
+@pytest.mark.parametrize("question", ["kestrel note", "kestrel note in May 2026"])
+def test_stopping_early_never_changes_the_page(question: str) -> None:
     # Priors and age are computed only while a candidate could still reach the page; asking
     # for every result scores them all, and its head must be the short page exactly.
     index, q, n = _varied_index()
-    everything = [h.id for h in index.search("kestrel note", q, top_k=n)]
+    everything = [h.id for h in index.search(question, q, top_k=n)]
     for k in (1, 5, 20):
-        assert [h.id for h in index.search("kestrel note", q, top_k=k)] == everything[:k]
+        assert [h.id for h in index.search(question, q, top_k=k)] == everything[:k]
 
 
 @pytest.mark.usefixtures("by_score_alone")

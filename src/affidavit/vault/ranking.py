@@ -565,8 +565,11 @@ class RecallIndex:
         own = np.where(self._conversations.asking(slots), QUESTION_DAMP, 1.0)
         s_vec, s_lex = s_vec * own, s_lex * own
         totals = s_vec + s_lex + shared
-        dated = np.array([_dated(by_slot[slot], dates) for slot in listed]) if dates else None
-        when_prior = np.where(dated, 1.0 + W_DATE, 1.0) if dated is not None else None
+        if dates:
+            dated = np.array([_dated(by_slot[slot], dates) for slot in listed])
+        else:
+            dated = np.zeros(len(listed), dtype=bool)
+        date_prior = np.where(dated, 1.0 + W_DATE, 1.0)
 
         def admitted(i: int) -> bool:
             entry = by_slot[listed[i]]
@@ -577,14 +580,12 @@ class RecallIndex:
             best = next((i for i in np.argsort(-totals).tolist() if admitted(i)), None)
             floor = max(floor, RELATIVE_CUT * float(totals[best])) if best is not None else floor
         # Priors and age are computed in order of each candidate's best possible score, its
-        # evidence x its prior ceiling, and only while that could still reach the pool: age
-        # only shrinks a score, so once the bound is below the pool's worst score nothing
-        # further down can enter. (Scoring all ~600 candidates at 10k memories cost more
-        # than the vector search itself; one ceiling for all, 1 + W_IMP + W_OPINION, still
-        # let ~135 through.)
-        bounds = totals * self._ceilings[slots]
-        if when_prior is not None:
-            bounds = bounds * when_prior
+        # evidence x its prior ceiling x its date prior, and only while that could still
+        # reach the pool: age only shrinks a score, so once the bound is below the pool's
+        # worst score nothing further down can enter. (Scoring all ~600 candidates at 10k
+        # memories cost more than the vector search itself; one ceiling for all,
+        # 1 + W_IMP + W_OPINION, still let ~135 through.)
+        bounds = totals * self._ceilings[slots] * date_prior
         eligible = np.flatnonzero(totals >= floor)
         pool = max(want, DIVERSITY_POOL)
         pool_scores: list[float] = []  # min-heap of the pool's scores so far
@@ -599,13 +600,12 @@ class RecallIndex:
             score = (aged(float(s_vec[i]), age) + float(s_lex[i] + shared[i])) * prior(
                 entry.importance, entry.kind, entry.affirmed, now
             )
-            if when_prior is not None:
-                score *= float(when_prior[i])
+            score *= float(date_prior[i])
             pvs, pls = float(p_v[i]), float(p_l[i])
             channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
             if shared[i] > 0:
                 channels.append("context")
-            if dated is not None and dated[i]:
+            if dated[i]:
                 channels.append("date")
             hits.append(
                 Hit(entry.id, score, float(totals[i]), pvs, pls, semantic.get(listed[i]), channels)
