@@ -95,3 +95,15 @@ def test_the_cli_stores_both_sides_of_a_swapped_fact(home: Path, cli_vault: dict
     found = run_cli(["search", "who reports to whom", "--json"], home, env=cli_vault)
     texts = {r["text"] for r in json.loads(found.stdout)["results"]}
     assert texts == {"Alice reports to Bob", "Bob reports to Alice"}
+
+
+def test_two_turns_that_say_the_same_are_two_turns(memory: Memory) -> None:
+    def status(**fields: object) -> str:
+        return str(memory.store(text="Yes, that works.", source="chat", **fields)["status"])
+
+    assert status(thread="c1", turn=1) == "stored"
+    assert status(thread="c1", turn=3) == "stored"  # a later turn of the same chat
+    assert status(thread="c2", turn=1) == "stored"  # another chat
+    assert status() == "stored"  # a standalone memory is no turn
+    assert status(thread="c1", turn=1) == "duplicate"  # the same turn sent again
+    assert status() == "duplicate"

@@ -103,6 +103,11 @@ def _words(text: str) -> set[str]:
     return {t for t in query_terms(text) if t not in ranking.FUNCTION_WORDS}
 
 
+def _place(claim: model.Claim) -> tuple[str, str, str | None, int | None]:
+    """Where a claim can have a duplicate: namespace, kind, and its thread and turn if any."""
+    return (claim.namespace, claim.kind, claim.structure.get("thread"), claim.structure.get("turn"))
+
+
 def _jaccard(a: str, b: str) -> float:
     wa, wb = _words(a), _words(b)
     return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
@@ -273,7 +278,7 @@ class Memory:
         a: model.Claim, b: model.Claim, vectors: Sequence[Any] | None, ia: int, ib: int
     ) -> bool:
         """Whether two claims of one batch say the same thing (the store-time rule)."""
-        if (a.namespace, a.kind) != (b.namespace, b.kind):
+        if _place(a) != _place(b):
             return False
         if a.kind == "opinion":
             return same_wording(a.text, b.text)
@@ -303,10 +308,12 @@ class Memory:
                 )
 
     def _nearest(self, claim: model.Claim, qv: Any) -> list[tuple[float, VaultItem]]:
-        """Live memories of the claim's namespace and kind among its SIMILAR_POOL nearest.
+        """Live memories in the claim's place among its SIMILAR_POOL nearest.
 
-        Each with its similarity: the best-window cosine, or without a model the overlap of
-        informative words (Jaccard); most similar first.
+        The place is the namespace, the kind and, for a turn of a conversation, its thread
+        and turn: two turns that say "Yes." are two turns, not one memory. Each with its
+        similarity: the best-window cosine, or without a model the overlap of informative
+        words (Jaccard); most similar first.
         """
         if qv is not None:
             scored = self.index.vector.search(qv, ranking.SIMILAR_POOL)
@@ -318,7 +325,9 @@ class Memory:
         found: list[tuple[float, VaultItem]] = []
         for slot, sim in scored.items():
             entry = self.index.entry_at(slot)
-            if entry is not None and (entry.namespace, entry.kind) == (claim.namespace, claim.kind):
+            if entry is None:
+                continue
+            if (entry.namespace, entry.kind, entry.thread, entry.turn) == _place(claim):
                 found.append((sim, self.vault.get(entry.id)))
         found.sort(key=lambda pair: -pair[0])
         return found
