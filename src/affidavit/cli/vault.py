@@ -286,6 +286,13 @@ def store(
         False, "--keep-both", help="Store an opinion beside the similar ones it conflicts with."
     ),
     quarantined: bool = typer.Option(False, "--quarantined", help="Warn on every recall of it."),
+    thread: str | None = typer.Option(
+        None, "--thread", help="Only for a turn of a recorded conversation: its name."
+    ),
+    turn: int | None = typer.Option(None, "--turn", help="The turn's position in its thread."),
+    reply_to: str | None = typer.Option(
+        None, "--reply-to", help="The id of the memory this turn answers (needs --thread)."
+    ),
     as_json: bool = JSON_OPT,
 ) -> None:
     """Store a memory (embedded for semantic recall); prints its id."""
@@ -302,6 +309,9 @@ def store(
         "kind": kind,
         "supersedes": [] if keep_both else (supersedes or None),
         "quarantined": quarantined,
+        "thread": thread,
+        "turn": turn,
+        "reply_to": reply_to,
     }
     store_memory(open_vault(), fields, as_json=as_json)
 
