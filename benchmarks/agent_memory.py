@@ -98,9 +98,9 @@ def _store(memory: Any, facts: Sequence[Fact], done: Callable[[int], None]) -> S
 def _import(memory: Any, facts: Sequence[Fact], done: Callable[[int], None]) -> Stored:
     """The facts as one export file holds them (saved on their days, corrections marked),
     through ``affidavit import``'s path: ``embed_missing``, then ``Vault.import_items``."""
+    from affidavit.recall import claims as model
+    from affidavit.recall.memory import MEMORY, embed_missing
     from affidavit.vault import NewItem
-    from affidavit.vault import memory as model
-    from affidavit.vault.recall import MEMORY, embed_missing
 
     ids = {f.id: f"m-{f.id}" for f in facts}  # an export names its records
     replaced_by = {f.supersedes: ids[f.id] for f in facts if f.supersedes}
@@ -133,8 +133,8 @@ def measure(
     """Store the corpus in a fresh vault, ask every question of all three systems."""
     from rich.progress import Progress
 
+    from affidavit.recall import Memory
     from affidavit.vault import KdfParams, Vault
-    from affidavit.vault.recall import Memory
 
     per_question: dict[str, dict[str, dict[str, float]]] = {}
     with (

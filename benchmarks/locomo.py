@@ -130,7 +130,7 @@ def interval_table(title: str, values: dict[str, dict[str, dict[str, float]]]) -
 def main() -> None:
     from rich.console import Console
 
-    from affidavit.vault import bench
+    from affidavit.recall import bench
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)

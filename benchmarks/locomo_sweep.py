@@ -10,7 +10,7 @@ code. With no override its figures equal locomo.py's (the check before trusting 
     python benchmarks/locomo_sweep.py "" "W_ANSWER=0.4" "W_DATE=0,W_NEIGHBOR=0.1"
 
 Each argument is one setting: comma-separated NAME=VALUE overrides of
-``affidavit.vault.ranking`` constants ("" = the shipped values). Prints recall@5,
+``affidavit.recall.ranking`` constants ("" = the shipped values). Prints recall@5,
 recall@10 and group_hit@5 over categories 1-4. Nothing is written to disk.
 """
 
@@ -30,7 +30,7 @@ def embed(corpus: list[dict[str, Any]], queries: list[dict[str, Any]]) -> tuple[
     """Window matrices for every turn and one vector per question, with a progress bar."""
     from rich.progress import Progress
 
-    from affidavit.vault.embedder import shared_embedder
+    from affidavit.recall.embedder import shared_embedder
 
     embedder = shared_embedder()
     if embedder is None:
@@ -52,8 +52,8 @@ def embed(corpus: list[dict[str, Any]], queries: list[dict[str, Any]]) -> tuple[
 
 def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str, float]:
     """Rank every scored question with the current ranking constants."""
-    from affidavit.vault.bench import Tally
-    from affidavit.vault.ranking import Entry, RecallIndex
+    from affidavit.recall.bench import Tally
+    from affidavit.recall.ranking import Entry, RecallIndex
 
     indexes: dict[str, RecallIndex] = {}
     groups: dict[str, str] = {}
@@ -85,7 +85,7 @@ def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str
 
 
 def main() -> None:
-    from affidavit.vault import ranking
+    from affidavit.recall.ranking import params as ranking
 
     settings = sys.argv[1:] or [""]
     shipped = {k: getattr(ranking, k) for k in dir(ranking) if k.isupper()}
@@ -94,7 +94,9 @@ def main() -> None:
         pairs = [p.partition("=") for p in setting.split(",") if p]
         for name, _, _ in pairs:
             if name not in shipped:
-                sys.exit(f"locomo_sweep: {name!r} is not a constant of affidavit.vault.ranking")
+                sys.exit(
+                    f"locomo_sweep: {name!r} is not a constant of affidavit.recall.ranking.params"
+                )
         overrides.append([(name, type(shipped[name])(value)) for name, _, value in pairs])
     if not DEFAULT_DATA.is_file():
         sys.exit(f"locomo_sweep: {DEFAULT_DATA} not found")

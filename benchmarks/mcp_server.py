@@ -105,8 +105,8 @@ def _ms(values: list[float], q: float) -> float:
 
 
 def _fill(vault_dir: Path, count: int) -> None:
+    from affidavit.recall import Memory
     from affidavit.vault import Vault
-    from affidavit.vault.recall import Memory
 
     with Vault.create(vault_dir, PASSPHRASE) as vault:
         memory = Memory(vault)

@@ -106,7 +106,7 @@ def _new_vault(directory: Path):
 
 def measure_store(count: int = 200) -> list[Row]:
     """Store with embedding, p50/p95 (ms)."""
-    from affidavit.vault.recall import Memory
+    from affidavit.recall.memory import Memory
 
     rng = random.Random(11)
     with tempfile.TemporaryDirectory() as tmp:
@@ -129,8 +129,8 @@ def measure_store(count: int = 200) -> list[Row]:
 
 def _populate(directory: Path, size: int, pool: list[tuple[str, np.ndarray]]) -> None:
     """Import ``size`` memories with real vectors (noised pool vectors) into a new vault."""
+    from affidavit.recall.embedder import vector_to_bytes
     from affidavit.vault import NewItem
-    from affidavit.vault.embedder import vector_to_bytes
 
     rng = np.random.default_rng(size)
     vault = _new_vault(directory)
@@ -150,7 +150,7 @@ def _populate(directory: Path, size: int, pool: list[tuple[str, np.ndarray]]) ->
 
 
 def _pool(n: int = 2000) -> list[tuple[str, np.ndarray]]:
-    from affidavit.vault.embedder import shared_embedder
+    from affidavit.recall.embedder import shared_embedder
 
     embedder = shared_embedder()
     if embedder is None:
@@ -178,8 +178,8 @@ def measure_search(
     Above the HNSW threshold the graph builds in the background: searches are measured
     first while it builds (exact matrix, one core taken by the builder), then on HNSW.
     """
+    from affidavit.recall import Memory
     from affidavit.vault import Vault
-    from affidavit.vault.recall import Memory
 
     pool = _pool()
     rng = random.Random(3)
@@ -218,8 +218,8 @@ def measure_search(
 _RSS_CHILD = """
 import sys
 from pathlib import Path
+from affidavit.recall import Memory
 from affidavit.vault import Vault
-from affidavit.vault.recall import Memory
 m = Memory(Vault.open(Path(sys.argv[1])))  # AFFIDAVIT_PASSPHRASE from the environment
 m.search("where is the deploy server")
 rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]

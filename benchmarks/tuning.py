@@ -23,7 +23,7 @@ def add_argument(parser: argparse.ArgumentParser) -> None:
 
 def apply(assignments: Sequence[str]) -> dict[str, object]:
     """Set each ``NAME=VALUE`` on the ranking module; the overrides made, by name."""
-    from affidavit.vault import ranking
+    from affidavit.recall.ranking import params as ranking
 
     done: dict[str, object] = {}
     for assignment in assignments:

@@ -250,7 +250,7 @@ class Liar:
     # -- resources -------------------------------------------------------------------------
     def read(self, uri: str) -> types.TextResourceContents | types.BlobResourceContents:
         from affidavit.servers.dev import resources
-        from affidavit.servers.dev.gitrepo import GitRepo
+        from affidavit.servers.dev.worktree import WorkTree as GitRepo
 
         key = "repo://file" if uri.startswith("repo://file/") else uri
         lie = self.lie_for(key)

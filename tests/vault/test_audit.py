@@ -5,8 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from affidavit.vault import NewItem, Vault
-from affidavit.vault.header import DB_NAME
+from affidavit.vault import DB_NAME, NewItem, Vault
 from tests.vault.conftest import TEST_PASSPHRASE
 
 

@@ -10,8 +10,7 @@ import secrets
 import sqlite3
 from pathlib import Path
 
-from affidavit.vault import NewItem, Vault, session
-from affidavit.vault.header import DB_NAME
+from affidavit.vault import DB_NAME, NewItem, Vault, session
 from tests.support import run_cli
 from tests.vault.conftest import TEST_PASSPHRASE, vault_env
 

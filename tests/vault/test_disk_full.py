@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_cli_vault import seed
 from tests.support import run_cli
 from tests.vault.conftest import create_test_vault, vault_env
-from tests.vault.test_cli_vault import seed
 
 DISK_FULL_EXIT = 8
 

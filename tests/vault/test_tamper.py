@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from affidavit.core.errors import AffidavitError
-from affidavit.vault import NewItem, Vault
-from affidavit.vault.header import DB_NAME
+from affidavit.vault import DB_NAME, NewItem, Vault
 from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault
 
 State = dict[str, tuple[Any, ...]]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from affidavit.vault import Vault, acl, unlock_gate
+from affidavit.recall import access as acl
+from affidavit.vault import Vault, unlock_gate
 from affidavit.vault.unlock_gate import FIRST_PAUSE_S, FREE_TRIES, GATE_NAME, MAX_PAUSE_S, Gate
 
 

@@ -43,10 +43,10 @@ def register(app: typer.Typer) -> None:
         """Serve a git repository to an MCP host over stdio (tools, resources, prompts)."""
         import anyio
 
-        from affidavit.servers.dev.gitrepo import GitRepo
         from affidavit.servers.dev.server import serve_stdio
+        from affidavit.servers.dev.worktree import WorkTree
 
-        GitRepo.open(repo_path)  # a bad path is a one-line CLI error, before any MCP traffic
+        WorkTree.open(repo_path)  # a bad path is a one-line CLI error, before any MCP traffic
         anyio.run(
             lambda: serve_stdio(repo_path, allow_ci_edits=allow_ci_edits, sql_timeout_s=sql_timeout)
         )

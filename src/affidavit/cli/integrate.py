@@ -91,9 +91,9 @@ def integrate(
         _show_list()
         return
     if caller is not None:
-        from affidavit.vault.acl import check_name
+        from affidavit.recall import access
 
-        check_name(caller, "caller")
+        access.check_name(caller, "caller")
     if sum(bool(x) for x in (client, all_, remove)) != 1:
         raise UsageError("name one CLIENT, or pass --all, --remove CLIENT or --list")
     if remove:
@@ -125,7 +125,7 @@ def _warn_if_no_vault(chosen: Path) -> None:
     import shlex
 
     from affidavit.core import paths
-    from affidavit.vault.header import DB_NAME
+    from affidavit.vault import DB_NAME
 
     if (chosen / DB_NAME).is_file():
         return

@@ -18,8 +18,8 @@ def serve(
     ),
 ) -> None:
     """Serve the memory vault to an MCP client over stdio (14 memory_* tools)."""
+    from affidavit.recall import access as acl
     from affidavit.servers.memory import serve as run
-    from affidavit.vault import acl
 
     acl.check_name(caller, "caller")
     run(caller, Path(vault) if vault else None)
@@ -35,7 +35,7 @@ def grant(
     """Give CALLER rw, ro or no access to NAMESPACE (sealed in the vault's settings)."""
     from affidavit.cli.vault import open_vault
     from affidavit.core.errors import UsageError
-    from affidavit.vault import acl
+    from affidavit.recall import access as acl
 
     with open_vault() as v:
         if list_:
@@ -63,7 +63,7 @@ def unlock_tool(
     """Allow or forbid the memory_unlock MCP tool (off by default: it exposes the passphrase)."""
     from affidavit.cli.vault import open_vault
     from affidavit.core.errors import UsageError
-    from affidavit.vault import acl
+    from affidavit.recall import access as acl
 
     if action not in {"enable", "disable", "status"}:
         raise UsageError(f"unknown action {action!r}", "use enable, disable or status")

@@ -16,10 +16,10 @@ import typer
 from affidavit.cli.output import print_json, shown, stdout, warn
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping, Sequence
 
+    from affidavit.recall import Memory
     from affidavit.vault import Vault
-    from affidavit.vault.recall import Memory
 
 JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 
@@ -34,7 +34,7 @@ bench_app = typer.Typer(
 @contextmanager
 def _memory() -> Iterator[Memory]:
     from affidavit.cli.vault import open_vault
-    from affidavit.vault.recall import Memory
+    from affidavit.recall import Memory
 
     vault = open_vault()
     try:
@@ -43,7 +43,7 @@ def _memory() -> Iterator[Memory]:
         vault.close()
 
 
-def _memories_table(rows: list[dict[str, Any]], *, scored: bool) -> None:
+def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
     from rich.table import Table
 
     table = Table(show_lines=False)
@@ -69,7 +69,7 @@ def store_memory(vault: Vault, fields: dict[str, Any], *, as_json: bool) -> None
     fails with a ConflictError that says how to resend.
     """
     from affidavit.core.errors import ConflictError
-    from affidavit.vault.recall import Memory
+    from affidavit.recall import Memory
 
     try:
         result = Memory(vault).store(**fields)
@@ -122,7 +122,9 @@ def search(
             top_k=top_k,
         )
     if as_json:
-        print_json(result)
+        from affidavit.recall import search_json
+
+        print_json(search_json(result))
         return
     if not result["semantic"]:
         stdout.print("(semantic recall is off: keyword matches only)", markup=False)
@@ -141,7 +143,9 @@ def recent(
     with _memory() as m:
         rows = m.recent(limit, namespace)
     if as_json:
-        print_json(rows)
+        from affidavit.recall import memory_json
+
+        print_json([memory_json(row) for row in rows])
     elif rows:
         _memories_table(rows, scored=False)
     else:
@@ -261,7 +265,7 @@ def bench_retrieval(
     from rich.console import Console
 
     from affidavit.core.atomic import write_atomic
-    from affidavit.vault import bench
+    from affidavit.recall import bench
 
     rows = bench.read_jsonl(corpus, "corpus", bench.CORPUS_FIELDS)
     asks = bench.read_jsonl(queries, "query", bench.QUERY_FIELDS)

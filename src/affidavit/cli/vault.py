@@ -79,11 +79,10 @@ def init(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Create a new encrypted vault (asks twice for a passphrase, or reads AFFIDAVIT_PASSPHRASE)."""
-    from affidavit.vault import Vault
-    from affidavit.vault.store import Store
+    from affidavit.vault import Vault, refuse_existing
 
     directory = _vault_dir()
-    Store.refuse_existing(directory)
+    refuse_existing(directory)
     secret = passphrase.choose()
     created_keyfile = _ensure_keyfile(keyfile) if keyfile is not None else False
     vault = Vault.create(directory, secret, keyfile=keyfile)
@@ -132,8 +131,8 @@ def unlock(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Unlock the vault for this user's processes until lock, reboot or the idle auto-lock."""
-    from affidavit.vault import Vault, acl, session, unlock_gate
-    from affidavit.vault.api import AUTO_LOCK_SETTING, locked_status
+    from affidavit.recall import access as acl
+    from affidavit.vault import AUTO_LOCK_SETTING, Vault, locked_status, session, unlock_gate
 
     if store not in session.STORES:
         raise UsageError(f"unknown --store {store!r}", f"use {' or '.join(session.STORES)}")
@@ -178,8 +177,7 @@ def lock(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Lock the vault for every process of this user (and optionally sign a manifest)."""
-    from affidavit.vault import manifest, session
-    from affidavit.vault.api import fold_wal, locked_status
+    from affidavit.vault import fold_wal, locked_status, manifest, session
 
     directory = _vault_dir()
     vault_id = bytes.fromhex(locked_status(directory)["vault_id"])  # NotFoundError: no vault
@@ -320,11 +318,11 @@ def get(
     item_id: str = typer.Argument(..., help="The record id."), as_json: bool = JSON_OPT
 ) -> None:
     """Show one record."""
-    from affidavit.vault.acl import Access
+    from affidavit.recall import access
 
     vault = open_vault()
     try:
-        item = Access(vault).readable(item_id)
+        item = access.Access(vault).readable(item_id)
     finally:
         vault.close()
     if as_json:
@@ -353,7 +351,7 @@ def forget(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Forget a record (with --shred, crypto-shred it)."""
-    from affidavit.vault.recall import Memory
+    from affidavit.recall import Memory
 
     vault = open_vault()
     try:
@@ -451,7 +449,7 @@ def import_(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Import an export: all or nothing, idempotent by id."""
-    from affidavit.vault.recall import embed_missing
+    from affidavit.recall import embed_missing
 
     items = _read_import(source)
     vault = open_vault()
@@ -477,20 +475,19 @@ def import_(
 
 def status(as_json: bool = JSON_OPT) -> None:
     """Lock state, records per namespace, size on disk, audit head, format version."""
-    from affidavit.vault import Vault
-    from affidavit.vault.api import locked_status
+    from affidavit.recall import availability
+    from affidavit.vault import Vault, locked_status
 
+    info: dict[str, Any]
     try:
         vault = Vault.open(consume_once=False)  # a one-time session is for another command
     except LockedError:
-        info = locked_status(_vault_dir())
+        info = dict(locked_status(_vault_dir()))
     else:
         try:
-            info = vault.status()
+            info = dict(vault.status())
         finally:
             vault.close()
-    from affidavit.vault.embedder import availability
-
     info["recall"] = availability()
     if as_json:
         print_json(info)

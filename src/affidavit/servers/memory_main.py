@@ -39,8 +39,8 @@ def serve_args(argv: list[str]) -> tuple[str, Path | None] | None:
 
 def run(args: tuple[str, Path | None]) -> None:
     """Serve the memory tools for the parsed arguments (errors propagate as AffidavitError)."""
+    from affidavit.recall import access
     from affidavit.servers.memory import serve
-    from affidavit.vault.acl import check_name
 
     caller, vault = args
-    serve(check_name(caller, "caller"), vault)
+    serve(access.check_name(caller, "caller"), vault)

@@ -1,6 +1,9 @@
 """The memory vault: sealed records on disk, plaintext only in RAM.
 
-Public API (the recall layer and the memory MCP server build on exactly this)::
+The vault is the sealed log and nothing more: it stores records of any kind and knows nothing
+of memories, ranking or grants (that is :mod:`affidavit.recall`, built on exactly this API).
+
+Public API (every name is loaded on first use)::
 
     from affidavit.vault import Vault, VaultItem, NewItem, Change, KdfParams
 
@@ -17,10 +20,11 @@ Public API (the recall layer and the memory MCP server build on exactly this)::
 
     v.put(NewItem(data={"text": ..., "source": ...}, kind="memory", namespace="default",
                   vector=None)) -> VaultItem
-    v.put_many([NewItem, ...], *, progress=None) -> list[VaultItem]   validates ALL first
-        ("item 3: ..."), one transaction, one audit entry per item; NewItem.id / .saved_at
-        only for imports (idempotent by id; different content under a known id ->
-        ConflictError); progress(done, total) while sealing long batches
+    v.put_many([NewItem, ...], *, progress=None, amend=None) -> list[VaultItem]   validates
+        ALL first ("item 3: ..."), one transaction, one audit entry per item; NewItem.id /
+        .saved_at only for imports (idempotent by id; different content under a known id ->
+        ConflictError); progress(done, total) while sealing long batches; ``amend`` merges
+        fields into live records in the same transaction
     v.import_items([NewItem with id, ...], *, progress=None) -> {"imported",
         "already_present", "kept_forgotten"}   like put_many, forgotten ids stay forgotten
     v.update(item_id, data, *, vector=<keep>) -> VaultItem   new sealed version, new seq
@@ -32,7 +36,7 @@ Public API (the recall layer and the memory MCP server build on exactly this)::
         by seq; one PRAGMA when nothing changed). LockedError if the session was locked.
     v.add_listener(fn)            fn(Change) for every change applied to RAM, own or foreign
     v.get_setting(key, default=None) / v.set_setting(key, value)   sealed settings
-    v.status() -> dict ; v.verify_audit() -> AuditReport (.ok, .problem, .as_dict())
+    v.status() -> VaultStatus ; v.verify_audit() -> AuditReport (.ok, .problem, .as_dict())
     v.start_session(once=False, idle_minutes=None, store="runtime")   keep it unlocked for
         this user's other processes (what `affidavit unlock` does; store="keyring" puts the
         secret in the OS keyring); v.unlocked_by -> "session" | "passphrase"
@@ -41,15 +45,69 @@ Public API (the recall layer and the memory MCP server build on exactly this)::
 
     VaultItem(id, kind, namespace, seq, saved_at, data, vector)   frozen; data is JSON
     Change(op: "put" | "forget" | "shred", id, seq, item: VaultItem | None)
+    VaultStatus, LockedStatus   what ``status`` reports, unlocked or not (JSON)
+
+    locked_status(path=None) -> LockedStatus   what can be said without the key
+    refuse_existing(path)       ConflictError when a vault is already there
+    fold_wal(path=None) -> bool  fold the write-ahead log into the vault file (no key)
+    now_iso() / new_id()        the vault's clock and its random record ids
+    unknown_record(id) -> NotFoundError   the one answer for an id the vault does not hold
+    check_structure(fields, where) / STRUCTURE_FIELDS   a memory's conversation fields
+    PASSPHRASE_ENV, AUTO_LOCK_SETTING, DB_NAME
+
+    session       the unlock session: start, peek, clear, STORES, RUNTIME, KEYRING
+    unlock_gate   the ``memory_unlock`` switch mirrored beside the vault, and its back-off
+    manifest      sign / verify an Ed25519 manifest of a locked vault
 
 Kinds are lowercase words ("memory", "relation", ...); a "memory" needs non-empty
-``data["text"]`` and ``data["source"]``. Reads never write. Session helpers live in
-:mod:`affidavit.vault.session`; the signed manifest in :mod:`affidavit.vault.manifest`.
+``data["text"]`` and ``data["source"]``. Reads never write.
 """
 
-from affidavit.crypto.keyslots import KdfParams
-from affidavit.vault.api import Vault, now_iso
-from affidavit.vault.audit import AuditReport
-from affidavit.vault.items import Change, NewItem, VaultItem
+from typing import TYPE_CHECKING
 
-__all__ = ["AuditReport", "Change", "KdfParams", "NewItem", "Vault", "VaultItem", "now_iso"]
+from affidavit.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from affidavit.crypto.keyslots import KdfParams
+    from affidavit.vault import manifest, session, unlock_gate
+    from affidavit.vault.audit import AuditReport
+    from affidavit.vault.header import DB_NAME
+    from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
+    from affidavit.vault.status import LockedStatus, VaultStatus
+    from affidavit.vault.validate import STRUCTURE_FIELDS, check_structure
+    from affidavit.vault.vault import (
+        AUTO_LOCK_SETTING,
+        PASSPHRASE_ENV,
+        Vault,
+        fold_wal,
+        locked_status,
+        new_id,
+        now_iso,
+        refuse_existing,
+    )
+
+__all__ = [
+    "AUTO_LOCK_SETTING",
+    "DB_NAME",
+    "PASSPHRASE_ENV",
+    "STRUCTURE_FIELDS",
+    "AuditReport",
+    "Change",
+    "KdfParams",
+    "LockedStatus",
+    "NewItem",
+    "Vault",
+    "VaultItem",
+    "VaultStatus",
+    "check_structure",
+    "fold_wal",
+    "locked_status",
+    "manifest",
+    "new_id",
+    "now_iso",
+    "refuse_existing",
+    "session",
+    "unknown_record",
+    "unlock_gate",
+]
+__getattr__, __dir__ = lazy_exports(globals())

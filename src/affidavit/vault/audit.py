@@ -21,7 +21,7 @@ from affidavit.core.errors import AffidavitError
 from affidavit.core.hashchain import GENESIS, ChainBreak, first_break, link_hash
 from affidavit.crypto import aead
 from affidavit.vault.header import Anchor
-from affidavit.vault.store import SHREDDED, Row
+from affidavit.vault.rows import SHREDDED, Row
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import orjson
 from affidavit.core.canonical import canonical_json
 from affidavit.core.errors import IntegrityError, UnsupportedError
 from affidavit.crypto import aead
-from affidavit.vault.store import SHREDDED, Row
+from affidavit.vault.rows import SHREDDED, Row
 
 PAYLOAD_VERSION = 1
 _LEN = struct.Struct(">I")

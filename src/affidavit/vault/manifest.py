@@ -23,8 +23,8 @@ from nacl.signing import SigningKey, VerifyKey
 from affidavit.core.atomic import write_atomic
 from affidavit.core.canonical import canonical_json
 from affidavit.core.errors import AuthError, InputError, IntegrityError, NotFoundError
-from affidavit.vault.api import Vault, now_iso
 from affidavit.vault.header import DB_NAME
+from affidavit.vault.vault import Vault, now_iso
 
 FORMAT = "affidavit-vault-manifest-v1"
 SIGNING_KIND = "_signing_key"

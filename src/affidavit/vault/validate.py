@@ -54,7 +54,7 @@ def check_timestamp(value: Any, where: str = "") -> str:
     return str(value)
 
 
-#: The optional fields that make a memory a turn of a conversation (vault/conversation.py).
+#: The optional fields that make a memory a turn of a conversation (recall/ranking/conversation.py).
 STRUCTURE_FIELDS = ("thread", "turn", "reply_to")
 MAX_TURN = 10**9
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from affidavit.servers.memory_tools import INSTRUCTIONS, catalogue
+from affidavit.servers.memory.catalogue import INSTRUCTIONS, catalogue
 
 TOOLS = {
     "memory_store",

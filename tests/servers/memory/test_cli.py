@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from affidavit.vault import Vault, acl
+from affidavit.recall import access as acl
+from affidavit.vault import Vault
 from tests.support import run_cli
 from tests.vault.conftest import TEST_PASSPHRASE
 

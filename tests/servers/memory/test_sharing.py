@@ -7,7 +7,8 @@ import contextlib
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from affidavit.vault import Vault, acl
+from affidavit.recall import access as acl
+from affidavit.vault import Vault
 from tests.servers.memory.conftest import LIGHT, body, error_text, run
 from tests.support import mcp_client, run_cli
 from tests.vault.conftest import TEST_PASSPHRASE
@@ -67,7 +68,7 @@ def test_grants_are_sealed_set_by_the_cli_and_apply_to_a_running_server(setup):
             ["serve", "--caller", "scratch"], setup.home, env=setup.env(**LIGHT)
         ) as scratch:
             with Vault.open(setup.path, passphrase=TEST_PASSPHRASE) as v:
-                from affidavit.vault.recall import Memory
+                from affidavit.recall.memory import Memory
 
                 secret = Memory(v).store(
                     text="The payroll export runs on the 25th.",

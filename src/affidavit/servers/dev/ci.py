@@ -28,7 +28,7 @@ from typing import Any
 from affidavit.core.cifile import CI_FILE_NAME, CIFile, Step, parse_ci_bytes, step_environment
 from affidavit.core.errors import PolicyError
 from affidavit.servers.dev import confine, proc
-from affidavit.servers.dev.gitrepo import GitRepo
+from affidavit.servers.dev.worktree import WorkTree
 
 OUTPUT_TAIL_BYTES = 4096
 CHANGED_NOTE = (
@@ -46,7 +46,7 @@ class PinnedPipeline:
     allow_edits: bool = False
 
     @classmethod
-    def pin(cls, repo: GitRepo, *, allow_edits: bool = False) -> PinnedPipeline:
+    def pin(cls, repo: WorkTree, *, allow_edits: bool = False) -> PinnedPipeline:
         """Read the committed CI file now, once, for the whole life of the server."""
         return cls(repo.root, repo.committed_file(CI_FILE_NAME), allow_edits)
 

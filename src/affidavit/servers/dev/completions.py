@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from affidavit.servers.dev.gitrepo import GitRepo
 from affidavit.servers.dev.resources import FILE_TEMPLATE
+from affidavit.servers.dev.worktree import WorkTree
 
 MAX_VALUES = 100  # the protocol's cap on values per completion
 
 
-def complete(repo: GitRepo, params: types.CompleteRequestParams) -> types.Completion:
+def complete(repo: WorkTree, params: types.CompleteRequestParams) -> types.Completion:
     """Candidates starting with what the user typed so far; nothing for unknown arguments."""
     ref, argument = params.ref, params.argument
     if isinstance(ref, types.ResourceTemplateReference):

@@ -70,7 +70,7 @@ def relative(root: Path, path: Path) -> str:
 def check_ref_name(raw: str, *, what: str = "name") -> str:
     """A branch or ref name that cannot be read as an option and that git would accept.
 
-    This is the cheap, local half of the rule; :func:`gitrepo.GitRepo.check_branch_name` asks
+    This is the cheap, local half of the rule; :func:`worktree.WorkTree.check_branch_name` asks
     ``git check-ref-format`` for the rest.
     """
     if not isinstance(raw, str) or not raw:

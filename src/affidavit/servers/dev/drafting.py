@@ -15,8 +15,8 @@ from mcp.shared.exceptions import MCPError
 
 from affidavit.core.errors import ConflictError, ExternalError, UnsupportedError
 from affidavit.servers.dev import interact
-from affidavit.servers.dev.gitrepo import GitRepo
 from affidavit.servers.dev.tools import Outcome
+from affidavit.servers.dev.worktree import WorkTree
 
 SAMPLING_KEY = "draft"
 SAMPLING_TIMEOUT_S = 300.0
@@ -43,7 +43,7 @@ DESCRIPTION = (
 )
 
 
-def pending_diff(repo: GitRepo) -> str:
+def pending_diff(repo: WorkTree) -> str:
     """The uncommitted diff, cut to a size a prompt can carry; refuses when there is none."""
     diff = repo.diff(None)
     untracked = [e["path"] for e in repo.status()["entries"] if e["index"] == "?"]

@@ -6,7 +6,7 @@ import mcp_types as types
 
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.servers.dev.drafting import MAX_DIFF_CHARS
-from affidavit.servers.dev.gitrepo import GitRepo
+from affidavit.servers.dev.worktree import WorkTree
 
 PROMPTS = [
     types.Prompt(
@@ -32,7 +32,7 @@ PROMPTS = [
 _ARGS = {p.name: {a.name for a in p.arguments or []} for p in PROMPTS}
 
 
-def get(repo: GitRepo, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+def get(repo: WorkTree, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
     """The filled prompt ``name``, or an AffidavitError for an unknown name or argument."""
     if name not in _ARGS:
         raise NotFoundError(f"unknown prompt {name!r}", f"prompts are: {', '.join(sorted(_ARGS))}")

@@ -17,7 +17,7 @@ import mcp_types as types
 
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.servers.dev import files
-from affidavit.servers.dev.gitrepo import GitRepo
+from affidavit.servers.dev.worktree import WorkTree
 
 STATUS_URI = "repo://status"
 LOG_URI = "repo://log"
@@ -48,7 +48,7 @@ TEMPLATES = [
 ]
 
 
-def read(repo: GitRepo, uri: str) -> types.TextResourceContents | types.BlobResourceContents:
+def read(repo: WorkTree, uri: str) -> types.TextResourceContents | types.BlobResourceContents:
     """The contents behind ``uri``, or an AffidavitError saying why not."""
     if uri == STATUS_URI:
         return _json(uri, repo.status())

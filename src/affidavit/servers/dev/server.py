@@ -38,7 +38,7 @@ from affidavit.servers.dev import (
     resources,
     tools,
 )
-from affidavit.servers.dev.gitrepo import GitRepo
+from affidavit.servers.dev.worktree import WorkTree
 from affidavit.servers.results import error_result
 from affidavit.servers.stdio import stdio_transport
 
@@ -292,7 +292,7 @@ def build_server(workspace: tools.Workspace) -> Server[Any]:
 async def serve_stdio(repo_path: Path, *, allow_ci_edits: bool, sql_timeout_s: float) -> None:
     """Serve the repository at ``repo_path`` over stdio until the client disconnects; its CI
     pipeline is pinned now, before any client can act."""
-    repo = GitRepo.open(repo_path)
+    repo = WorkTree.open(repo_path)
     pipeline = ci.PinnedPipeline.pin(repo, allow_edits=allow_ci_edits)
     server = build_server(tools.Workspace(repo, pipeline, sql_timeout_s))
     async with stdio_transport() as (read_stream, write_stream):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from affidavit.servers.dev import ci, docker_tools, files, sqlite_tools
-from affidavit.servers.dev.gitrepo import GitRepo
+from affidavit.servers.dev.worktree import WorkTree
 from affidavit.servers.schemas import input_object, output_object
 
 HEX40_SCHEMA = {"type": "string", "pattern": "^[0-9a-f]{40}$"}
@@ -45,7 +45,7 @@ class Workspace:
     """What stays fixed while the server runs: the repository, the CI pipeline pinned when it
     started, and the user's limits."""
 
-    repo: GitRepo
+    repo: WorkTree
     pipeline: ci.PinnedPipeline
     sql_timeout_s: float
 
@@ -61,7 +61,7 @@ class Call:
     stop: threading.Event = field(default_factory=threading.Event)
 
     @property
-    def repo(self) -> GitRepo:
+    def repo(self) -> WorkTree:
         return self.workspace.repo
 
 

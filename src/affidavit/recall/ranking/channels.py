@@ -1,0 +1,300 @@
+"""The two channels' indexes in RAM, rebuilt at unlock and updated one record at a time.
+
+Nothing here touches disk: plaintext exists only in RAM (DESIGN.md, "Memory plane").
+
+- :class:`KeywordIndex`: SQLite FTS5 in ``:memory:`` with the porter stemmer over unicode61
+  tokens, so "deploy" finds "Deploys". It answers per-term document frequencies (the
+  literal channel's self-information) and per-term postings.
+- :class:`VectorIndex`: every embedding window as one row of a float32 matrix, searched
+  exactly by one matrix-vector product (numpy/BLAS) up to :data:`HNSW_THRESHOLD` windows;
+  above it a usearch HNSW graph answers the same question approximately. Windows of one
+  record share an owner; a record's score is its best window.
+
+Both are keyed by a small integer *slot* that the caller (:class:`.index.RecallIndex`) maps to a
+record id, because FTS5 rowids and matrix rows are integers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from affidavit.recall.embedder import DIM
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+#: Above this many windows an HNSW graph is built in the background and then answers the
+#: vector channel (DESIGN.md: exact below ~20k). benchmarks/recall_measures.py: the exact
+#: product costs ~1.4 ms at 10k windows and ~13 ms at 100k on this box.
+HNSW_THRESHOLD = 20_000
+#: Windows copied per step of the background build (the lock is held only for the copy).
+HNSW_BUILD_CHUNK = 5_000
+#: While a search runs, the build pauses between inserts of this many windows (~35 ms of
+#: work here), so a search shares the two cores and the memory bus with at most one step.
+HNSW_INSERT_STEP = 64
+#: Longest pause per step: a steady stream of searches slows the build, never stops it.
+HNSW_MAX_PAUSE = 0.05
+
+_TERM = re.compile(r"\w+", re.UNICODE)
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct lower-cased word tokens of a question, in order (FTS5 stems them)."""
+    seen: dict[str, None] = {}
+    for match in _TERM.finditer(text.lower()):
+        seen.setdefault(match.group(0), None)
+    return list(seen)
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class KeywordIndex:
+    """An FTS5 table in RAM: add/remove by slot, per-term df and postings."""
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute(
+            "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='porter unicode61 "
+            "remove_diacritics 2')"
+        )
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, slot: int, text: str) -> None:
+        """Index one record's text under ``slot``."""
+        self._db.execute("INSERT INTO fts(rowid, body) VALUES (?, ?)", (slot, text))
+        self._count += 1
+
+    def add_many(self, rows: list[tuple[int, str]]) -> None:
+        """Index many records in one statement batch (unlock, import)."""
+        self._db.executemany("INSERT INTO fts(rowid, body) VALUES (?, ?)", rows)
+        self._count += len(rows)
+
+    def remove(self, slot: int) -> None:
+        """Drop a record (forgotten, superseded, expired)."""
+        cur = self._db.execute("DELETE FROM fts WHERE rowid = ?", (slot,))
+        self._count -= cur.rowcount
+
+    def df(self, term: str) -> int:
+        """How many records contain ``term`` (after stemming)."""
+        row = self._db.execute(
+            "SELECT count(*) FROM fts WHERE fts MATCH ?", (_quoted(term),)
+        ).fetchone()
+        return int(row[0])
+
+    def postings(self, term: str) -> list[int]:
+        """The slots of every record containing ``term``."""
+        rows = self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),))
+        return [r[0] for r in rows]
+
+
+class VectorIndex:
+    """Embedding windows in a growing float32 matrix, with HNSW above a size threshold.
+
+    The HNSW graph is built on a background thread (one core) while the exact matrix keeps
+    answering: building it for 100k windows takes ~55 s on this box, which no one-shot CLI
+    command should wait for, while a long-running server profits from it for hours. The
+    build steps aside while a search runs (:meth:`foreground`).
+    """
+
+    def __init__(self, threshold: int = HNSW_THRESHOLD) -> None:
+        import numpy as np
+
+        self._np = np
+        self._matrix: npt.NDArray[np.float32] = np.zeros((1024, DIM), dtype=np.float32)
+        self._owner: npt.NDArray[np.int64] = np.full(1024, -1, dtype=np.int64)
+        self._size = 0
+        self._live = 0
+        self._rows_of: dict[int, list[int]] = {}
+        self._threshold = threshold
+        self._hnsw: Any = None
+        self._lock = threading.Lock()
+        self._builder: threading.Thread | None = None
+        self._removed_while_building: list[int] = []
+        self._searching = 0
+        self._quiet = threading.Condition()
+
+    def __len__(self) -> int:
+        """Live windows."""
+        return self._live
+
+    @property
+    def mode(self) -> str:
+        """``exact``, ``exact (hnsw building)`` or ``hnsw``: what answers searches now."""
+        if self._hnsw is not None:
+            return "hnsw"
+        return "exact (hnsw building)" if self._builder is not None else "exact"
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait for a background HNSW build (benchmarks, tests); True if HNSW is in use."""
+        builder = self._builder
+        if builder is not None:
+            builder.join(timeout)
+        return self._hnsw is not None
+
+    @contextlib.contextmanager
+    def foreground(self) -> Iterator[None]:
+        """Mark a search or store someone waits for: a background HNSW build pauses meanwhile.
+
+        benchmarks/recall_measures.py at 100k memories: search p95 while the graph builds
+        was 33 ms with the builder inserting throughout.
+        """
+        with self._quiet:
+            self._searching += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._searching -= 1
+                self._quiet.notify_all()
+
+    def _yield_to_searches(self) -> None:
+        with self._quiet:
+            self._quiet.wait_for(lambda: not self._searching, timeout=HNSW_MAX_PAUSE)
+
+    def _grow(self, need: int) -> None:
+        np = self._np
+        if self._size + need <= len(self._owner):
+            return
+        # Exactly the size of a bulk load (unlock), then 1.5x steps for single stores: the
+        # matrix is the largest recall structure (1.5 KB a window), doubling wasted up to half.
+        capacity = max(self._size + need, len(self._owner) * 3 // 2)
+        matrix = np.zeros((capacity, DIM), dtype=np.float32)
+        matrix[: self._size] = self._matrix[: self._size]
+        owner = np.full(capacity, -1, dtype=np.int64)
+        owner[: self._size] = self._owner[: self._size]
+        self._matrix, self._owner = matrix, owner
+
+    def add(self, slot: int, windows: npt.NDArray[np.float32]) -> None:
+        """Add a record's windows (rows already L2-normalised)."""
+        self.add_many([(slot, windows)])
+
+    def add_many(self, items: list[tuple[int, npt.NDArray[np.float32]]]) -> None:
+        """Add many records' windows at once (unlock, import)."""
+        np = self._np
+        total = sum(len(w) for _, w in items)
+        if not total:
+            return
+        with self._lock:
+            self._grow(total)
+            start = self._size
+            for slot, windows in items:
+                n = len(windows)
+                rows = list(range(self._size, self._size + n))
+                self._matrix[self._size : self._size + n] = windows
+                self._owner[self._size : self._size + n] = slot
+                self._rows_of.setdefault(slot, []).extend(rows)
+                self._size += n
+            self._live += total
+            if self._hnsw is not None:
+                keys = np.arange(start, self._size, dtype=np.uint64)
+                self._hnsw.add(keys, self._matrix[start : self._size], threads=1)
+            elif self._builder is None and self._live > self._threshold:
+                self._builder = threading.Thread(
+                    target=self._build_hnsw, name="affidavit-hnsw", daemon=True
+                )
+                self._builder.start()
+
+    def _build_hnsw(self) -> None:
+        import contextlib
+
+        # usearch's SIMD library loaded before onnxruntime makes onnxruntime's own import
+        # segfault (usearch 2.26 / onnxruntime 1.32, tests/vault/test_index.py); loading
+        # onnxruntime first is harmless, so a process that later embeds stays alive.
+        with contextlib.suppress(ImportError):
+            import onnxruntime  # noqa: F401
+
+        from usearch.index import Index
+
+        np = self._np
+        index = Index(ndim=DIM, metric="ip", dtype="f16")
+        done = 0
+        while True:
+            with self._lock:  # copy a chunk under the lock; the slow insert runs outside it
+                end = min(self._size, done + HNSW_BUILD_CHUNK)
+                rows = done + np.nonzero(self._owner[done:end] >= 0)[0]
+                vectors = self._matrix[rows].copy()
+                if done == end:  # caught up: swap in, applying removals seen meanwhile
+                    for row in self._removed_while_building:
+                        if index.contains(row):
+                            index.remove(row)
+                    self._removed_while_building.clear()
+                    self._hnsw = index
+                    return
+            keys = rows.astype(np.uint64)
+            for at in range(0, len(rows), HNSW_INSERT_STEP):
+                self._yield_to_searches()
+                step = slice(at, at + HNSW_INSERT_STEP)
+                index.add(keys[step], vectors[step], threads=1)
+            done = end
+
+    def remove(self, slot: int) -> None:
+        """Drop a record's windows."""
+        with self._lock:
+            rows = self._rows_of.pop(slot, [])
+            for row in rows:
+                self._owner[row] = -1
+                self._matrix[row] = 0.0
+                if self._hnsw is not None:
+                    self._hnsw.remove(row)
+                elif self._builder is not None:
+                    self._removed_while_building.append(row)
+            self._live -= len(rows)
+
+    def similarity(self, slots: Sequence[int]) -> npt.NDArray[np.float64]:
+        """Pairwise cosine of records, by their closest pair of windows (0 without vectors).
+
+        For a page of candidates (:mod:`.page`): a handful of records, so one
+        small product over their windows.
+        """
+        np = self._np
+        rows = [self._rows_of.get(slot, []) for slot in slots]
+        present = [i for i, r in enumerate(rows) if r]
+        windows = self._matrix[[row for i in present for row in rows[i]]]
+        gram = np.einsum("ik,jk->ij", windows, windows).astype(np.float64)
+        if len(present) == len(slots) == len(windows):  # one window each: the usual memory
+            return gram
+        out = np.zeros((len(slots), len(slots)))
+        if present:
+            starts = np.cumsum([0] + [len(rows[i]) for i in present[:-1]])
+            best = np.maximum.reduceat(np.maximum.reduceat(gram, starts, axis=0), starts, axis=1)
+            out[np.ix_(present, present)] = best
+        return out
+
+    def search(self, query: npt.NDArray[np.float32], pool: int | None) -> dict[int, float]:
+        """Best-window cosine per slot for the ``pool`` nearest records (``None`` = all)."""
+        np = self._np
+        if not self._live:
+            return {}
+        # einsum, not BLAS: OpenBLAS's threads contend with onnxruntime and other agents on a
+        # 2-core box (a 10k-row product measured 7.9 ms through BLAS, 0.8-1.4 ms this way).
+        if self._hnsw is not None and pool is not None and pool < self._live:
+            found = self._hnsw.search(query, min(self._live, pool * 2))
+            rows = np.asarray(found.keys, dtype=np.int64)
+            sims = np.einsum("ij,j->i", self._matrix[rows], query)
+        else:
+            sims = np.einsum("ij,j->i", self._matrix[: self._size], query)
+            rows = np.arange(self._size)
+            if pool is not None and pool * 2 < self._size:
+                top = np.argpartition(-sims, pool * 2)[: pool * 2]
+                rows, sims = rows[top], sims[top]
+        owners = self._owner[rows]
+        keep = owners >= 0
+        owners, sims = owners[keep], sims[keep]
+        order = np.argsort(-sims, kind="stable")
+        owners, sims = owners[order], sims[order]
+        _, first = np.unique(owners, return_index=True)  # each owner's best window
+        first.sort()
+        if pool is not None:
+            first = first[:pool]
+        return dict(zip(owners[first].tolist(), sims[first].tolist(), strict=True))

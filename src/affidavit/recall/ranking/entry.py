@@ -1,0 +1,105 @@
+"""What ranking holds of one memory, which memories a search admits, and one ranked result.
+
+:class:`Entry` is the plaintext view of one searchable memory, in RAM only; :class:`Filters`
+run after ranking (:mod:`.index` widens the pool when they leave too few); :class:`Hit` is a
+result with the evidence behind its score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Entry:
+    """What ranking needs to know about one searchable memory (plaintext, RAM only)."""
+
+    id: str
+    text: str
+    seq: int
+    namespace: str = "default"
+    tags: frozenset[str] = frozenset()
+    saved_at: str = ""
+    discovered: str | None = None
+    importance: float = 0.5
+    kind: str = "fact"
+    affirmed: str | None = None
+    ages: bool = True
+    thread: str | None = None
+    turn: int | None = None
+    reply_to: str | None = None
+    slot: int = -1
+
+    @property
+    def day(self) -> str | None:
+        """The day the memory is known to belong to, or ``None``.
+
+        When it was discovered; else, for an authored memory, the day it was saved. An
+        imported row without a date has none: its save day is the day of the import.
+        """
+        if self.discovered:
+            return self.discovered
+        return self.saved_at[:10] or None if self.ages else None
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Post-ranking filters; dates are ISO strings compared on their date/time prefix."""
+
+    namespaces: frozenset[str] | None = None
+    tags: frozenset[str] | None = None
+    kind: str | None = None
+    saved_since: str | None = None
+    saved_until: str | None = None
+    discovered_since: str | None = None
+    discovered_until: str | None = None
+
+    def active(self) -> bool:
+        """True when any filter is set (then the pool may need widening)."""
+        return any(
+            v is not None
+            for v in (
+                self.namespaces,
+                self.tags,
+                self.kind,
+                self.saved_since,
+                self.saved_until,
+                self.discovered_since,
+                self.discovered_until,
+            )
+        )
+
+    def admits(self, e: Entry) -> bool:
+        """Whether one entry passes every filter (``until`` bounds are inclusive by day)."""
+        if self.namespaces is not None and e.namespace not in self.namespaces:
+            return False
+        if self.tags is not None and not (self.tags & e.tags):
+            return False
+        if self.kind is not None and e.kind != self.kind:
+            return False
+        return _within(e.saved_at, self.saved_since, self.saved_until) and _within(
+            e.discovered, self.discovered_since, self.discovered_until
+        )
+
+
+def _within(value: str | None, since: str | None, until: str | None) -> bool:
+    if since is None and until is None:
+        return True
+    if not value:
+        return False
+    if since is not None and value[: len(since)] < since:
+        return False
+    return not (until is not None and value[: len(until)] > until)
+
+
+@dataclass
+class Hit:
+    """One ranked result with the evidence behind its score."""
+
+    id: str
+    score: float
+    evidence: float
+    p_vec: float
+    p_lex: float
+    cosine: float | None = None
+    channels: list[str] = field(default_factory=list)

@@ -1,0 +1,171 @@
+"""The searchable memories of one vault view, and the search pipeline over them.
+
+:class:`RecallIndex` keeps every searchable memory's :class:`~.entry.Entry` under a small
+integer slot, its text in the keyword channel and its embedding windows in the vector
+channel (:mod:`.channels`), the conversation links (:mod:`.conversation`) and the age
+populations. :meth:`RecallIndex.search` reads both channels, widens the vector pool while
+filters leave too few, scores (:mod:`.score`) and picks the page (:mod:`.page`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from affidavit.recall.dates import spans
+from affidavit.recall.ranking import params
+from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex
+from affidavit.recall.ranking.conversation import Conversations, grown
+from affidavit.recall.ranking.entry import Entry, Filters, Hit
+from affidavit.recall.ranking.page import spread
+from affidavit.recall.ranking.score import literal_evidence, prior_ceiling, rank
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+
+class RecallIndex:
+    """The searchable memories of one vault view: entries, keyword index, vector index."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.keyword = KeywordIndex()
+        self.vector = VectorIndex()
+        self._entries: dict[str, Entry] = {}
+        self.by_slot: dict[int, Entry] = {}
+        self._next_slot = 0
+        # Kept up to date one entry at a time: rebuilding it after every store cost a sort
+        # over the whole vault on the next search (~20 ms at 100k memories).
+        self._seqs: dict[frozenset[str] | None, list[int]] = {}
+        self.conversations = Conversations()
+        #: Per slot, the entry's :func:`.score.prior_ceiling` (the bound that lets ranking stop
+        #: early).
+        self.ceilings: npt.NDArray[np.float64] = np.zeros(0)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._entries
+
+    def entry(self, item_id: str) -> Entry | None:
+        """The indexed entry for an id, if it is searchable."""
+        return self._entries.get(item_id)
+
+    def entry_at(self, slot: int) -> Entry | None:
+        """The entry indexed under a slot (slots come from the channel searches)."""
+        return self.by_slot.get(slot)
+
+    def lexical_candidates(self, text: str, limit: int) -> list[tuple[int, Entry]]:
+        """The records holding most of a text's information (store-time checks, no model)."""
+        scores = literal_evidence(self.keyword, text).p_lex(())
+        best = sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
+        return [(slot, self.by_slot[slot]) for slot in best]
+
+    def entries(self) -> Iterable[Entry]:
+        """Every searchable entry (no order promised)."""
+        return self._entries.values()
+
+    def add_many(self, items: Sequence[tuple[Entry, npt.NDArray[np.float32] | None]]) -> None:
+        """Index entries with their embedding windows (``None`` = keyword only)."""
+        texts: list[tuple[int, str]] = []
+        vectors: list[tuple[int, npt.NDArray[np.float32]]] = []
+        for entry, windows in items:
+            if entry.id in self._entries:
+                self.remove(entry.id)
+            entry.slot = self._next_slot
+            self._next_slot += 1
+            self._entries[entry.id] = entry
+            self.by_slot[entry.slot] = entry
+            self.conversations.link(entry)
+            self.ceilings = grown(self.ceilings, entry.slot, 0.0)
+            self.ceilings[entry.slot] = prior_ceiling(entry.importance, entry.kind)
+            self._count_age(entry, +1)
+            texts.append((entry.slot, entry.text))
+            if windows is not None and len(windows):
+                vectors.append((entry.slot, windows))
+        self.keyword.add_many(texts)
+        self.vector.add_many(vectors)
+
+    def add(self, entry: Entry, windows: npt.NDArray[np.float32] | None) -> None:
+        """Index one entry."""
+        self.add_many([(entry, windows)])
+
+    def remove(self, item_id: str) -> None:
+        """Drop an entry from both channels (no-op if absent)."""
+        entry = self._entries.pop(item_id, None)
+        if entry is None:
+            return
+        del self.by_slot[entry.slot]
+        self.conversations.unlink(entry.slot)
+        self._count_age(entry, -1)
+        self.keyword.remove(entry.slot)
+        self.vector.remove(entry.slot)
+
+    def _count_age(self, entry: Entry, sign: int) -> None:
+        """Add or drop an entry in the cached age populations it belongs to."""
+        if not entry.ages:
+            return
+        for namespaces, seqs in self._seqs.items():
+            if namespaces is None or entry.namespace in namespaces:
+                if sign > 0:
+                    bisect.insort(seqs, entry.seq)
+                else:
+                    at = bisect.bisect_left(seqs, entry.seq)
+                    if at < len(seqs) and seqs[at] == entry.seq:
+                        del seqs[at]
+
+    def share_after(self, entry: Entry, namespaces: frozenset[str] | None) -> float:
+        """The share of the searched population (``namespaces``) written after ``entry``."""
+        seqs = self._seqs.get(namespaces)
+        if seqs is None:
+            seqs = sorted(
+                e.seq
+                for e in self._entries.values()
+                if e.ages and (namespaces is None or e.namespace in namespaces)
+            )
+            self._seqs[namespaces] = seqs
+        if not seqs or not entry.ages:
+            return 0.0
+        return (len(seqs) - bisect.bisect_right(seqs, entry.seq)) / len(seqs)
+
+    def search(
+        self,
+        question: str,
+        query_vector: npt.NDArray[np.float32] | Callable[[], npt.NDArray[np.float32]] | None,
+        *,
+        filters: Filters | None = None,
+        top_k: int | None = None,
+        now: datetime | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> list[Hit]:
+        """Rank the memories for a question; adaptive length when ``top_k`` is ``None``.
+
+        ``query_vector`` may be a callable that returns it: it is called after the literal
+        channel is read, so a caller can embed the question meanwhile.
+        """
+        filters = filters or Filters()
+        now = now or datetime.now(UTC)
+        want = top_k if top_k is not None else params.ADAPTIVE_CAP
+        literal = literal_evidence(self.keyword, question)
+        dates = spans(question)
+        if callable(query_vector):
+            query_vector = query_vector()
+        pool: int | None = params.POOL_START
+        hits: list[Hit] = []
+        for attempt in range(params.POOL_WIDENINGS + 1):
+            if attempt == params.POOL_WIDENINGS:
+                pool = None
+            semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
+            exhausted = pool is None or query_vector is None or pool >= len(self.vector)
+            lexical = literal.p_lex(None if exhausted else semantic.keys())
+            best = rank(self, semantic, lexical, dates, filters, now, exclude, want, top_k is None)
+            hits = spread(best, want, self._entries, self.vector.similarity)
+            if pool is None or len(hits) >= want or exhausted or not filters.active():
+                break
+            pool = pool * params.POOL_GROWTH
+        return hits

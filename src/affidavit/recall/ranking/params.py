@@ -1,0 +1,120 @@
+"""Every ranking constant: what it means, why it has its value.
+
+Read at call time (``params.W_VEC``, never copied into another module), so a tuning run
+(``benchmarks/tuning.py``, ``--set NAME=VALUE``) or a test can change one for a while. The
+measurements behind them, and how a constant may change (a paired-bootstrap gain on the
+tuning halves of ``benchmarks/agent_memory.py`` and ``benchmarks/locomo.py``), are in
+docs/recall-tuning.md; how they combine is in :mod:`affidavit.recall.ranking`.
+"""
+
+from __future__ import annotations
+
+# --- channel weights ------------------------------------------------------------------------
+#: Weight of the semantic channel: with MiniLM the literal channel is the stronger one on
+#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52), and 0.4/0.6 or
+#: 0.5/0.5 gained nothing measurable on the agent-memory tuning half.
+W_VEC = 0.3
+#: Weight of the literal channel; its ceiling (4.8) stays far above the semantic one (0.64),
+#: so a conclusive literal match (a ticket id, a SHA) outranks any paraphrase.
+W_LEX = 0.7
+
+# --- semantic channel ---------------------------------------------------------------------
+#: Cosine where semantic evidence starts: MiniLM gives unrelated sentences 0.0-0.2, and the
+#: LoCoMo figures are flat from 0.15 to 0.35.
+VEC_LO = 0.25
+#: Cosine read as near-certain: MiniLM's rewordings of one sentence sit above it (0.7 lost
+#: recall@5 on LoCoMo and gained nothing on the agent-memory tuning half).
+VEC_HI = 0.85
+#: Ceiling of p_vec: a cosine says "about the same thing", never "the record you named".
+VEC_CAP = 0.88
+
+# --- literal channel ----------------------------------------------------------------------
+#: Ceiling of p_lex, reached by a record holding every informative term of the question.
+LEX_CAP = 0.999
+#: A term in more than this share of records carries no evidence (above 50 records): the
+#: LoCoMo figures are flat from 0.1 to 0.3, and 0.2 fetches fewer postings at 100k.
+COMMON_SHARE = 0.20
+#: Below this many records the share rule cannot tell a common term; every term counts.
+COMMON_MIN_RECORDS = 50
+#: The rarest terms' postings, up to this many records, create literal candidates; scoring
+#: ~4,300 candidates a query cost 27 ms at 100k memories (recall_measures.py).
+LEX_CANDIDATE_BUDGET = 1000
+#: English function words, and the pieces the tokenizer leaves of possessives and
+#: contractions ("Vera's" -> "vera", "s"): no evidence in any vault, and a tiny vault has
+#: too few records for the share rule to see that. Dropping the pieces gained recall@5
+#: +0.030 [+0.006, +0.061] on the agent-memory tuning half, LoCoMo unchanged.
+_FUNCTION_WORDS = """
+a an and are as at be been but by can could did do does for from had has have how i if in
+is it its me my of on or our she he so than that the their them then there these they this
+to was we were what when where which who whom why will with would you your about any all also
+s t d ll re ve m
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+
+# --- conversation structure (rows with a thread only, ADR 55) -----------------------------
+#: Share of the stronger adjacent turn's own evidence a turn gains: turns next to each other
+#: are about one thing; more crowded the page with one session on LoCoMo.
+W_NEIGHBOR = 0.05
+#: Share of a question's own evidence its reply gains: the reply holds what the question's
+#: words point at ("How long have you been married?" -> "5 years already!"); 0 cost LoCoMo
+#: 0.05 recall@5, and 0.4-0.8 are within noise of 0.6.
+W_ANSWER = 0.6
+#: Own-evidence factor of a turn that ends in a question: it asks rather than states, while
+#: it repeats the words of what it asks about (1 and 0.4 both scored lower on LoCoMo).
+QUESTION_DAMP = 0.6
+
+# --- priors -------------------------------------------------------------------------------
+#: Importance prior, score x (1 + W_IMP * (2 * importance - 1)): reorders near-ties without
+#: overturning a clearly better match.
+W_IMP = 0.15
+#: Opinion recency bonus at age 0: the newest opinion on a subject wins a near-tie.
+W_OPINION = 0.30
+#: The opinion bonus halves every this many days since the last re-affirmation.
+OPINION_HALF_LIFE_DAYS = 30.0
+#: Date prior, x (1 + W_DATE) for a memory known to be from a day, month or year the
+#: question names: no larger than the opinion bonus, as issue 13 asks of a date (1.5, the
+#: earlier value, scored LoCoMo recall@5 +0.012 [+0.006, +0.018] higher).
+W_DATE = 0.3
+#: Age in memories: the semantic odds halve once the whole searched vault was written after
+#: a memory. 0.5 (halving at half the vault) lost the agent-memory tuning half recall@1
+#: -0.043 [-0.085, -0.006]: older standalone facts are not less true.
+AGE_HALF_LIFE_SHARE = 1.0
+
+# --- cut and pool -------------------------------------------------------------------------
+#: An adaptive page keeps hits whose evidence is at least this share of the best's.
+RELATIVE_CUT = 0.5
+#: No hit below this evidence is returned: about cosine 0.28 alone, or a small literal share
+#: alone, so "how to bake sourdough" returns nothing from an ops vault.
+ABSOLUTE_FLOOR = 0.04
+#: An adaptive page never holds more than this many.
+ADAPTIVE_CAP = 20
+#: Vector candidates read first, widened POOL_GROWTH-fold up to POOL_WIDENINGS times (the
+#: last exhaustive) when filters leave too few: the pool only bounds Python-side work.
+POOL_START = 200
+POOL_GROWTH = 4
+POOL_WIDENINGS = 3
+
+# --- page diversity (ADR 54) --------------------------------------------------------------
+#: The page is picked from this many best (or the page size, if larger): picking from more
+#: pushed one of the best ten off a ten-result page.
+DIVERSITY_POOL = 10
+#: A candidate whose cosine c to a memory on the page is above REDUNDANT_FROM counts
+#: 1 - W_REDUNDANT * (c - REDUNDANT_FROM) / (1 - REDUNDANT_FROM): a restatement falls
+#: behind a different match (0.2-0.4 and 0.4-0.7 scored alike on LoCoMo).
+W_REDUNDANT = 0.3
+REDUNDANT_FROM = 0.5
+#: Each turn of its thread already on the page multiplies a candidate's score by this, so
+#: one session does not fill the page (LoCoMo group_hit@5 0.914 -> 0.924 with redundancy).
+SAME_THREAD_DECAY = 0.93
+
+# --- store-time similarity (recall/decide.py) ---------------------------------------------
+#: Cosine above which two memories are "near-identical" for the duplicate rule, which also
+#: requires the same content words in order: MiniLM puts rewordings of one sentence above it.
+DUPLICATE_COSINE = 0.95
+#: A new opinion this close to a live opinion is about the same subject: a conflict.
+OPINION_CONFLICT_COSINE = 0.70
+#: Without a model, the informative-word overlap (Jaccard) that stands in for each cosine.
+DUPLICATE_JACCARD = 0.9
+OPINION_CONFLICT_JACCARD = 0.5
+#: Nearest memories examined for those decisions.
+SIMILAR_POOL = 20

@@ -1,0 +1,456 @@
+"""What each memory tool does, without MCP plumbing: vault access, grants, lock state.
+
+One :class:`MemoryTools` serves one caller. The vault is opened by a background warm-up or by
+the first call that needs it, whichever comes first (so a server starts, and answers
+``memory_status``, even while the vault is locked), and again after a lock, as soon as the
+user unlocks. Grants are read from the vault's sealed
+settings on every call, so ``affidavit grant`` takes effect at the next call of a running
+server. Every tool result that carries memory content carries the data-not-instructions
+notice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from affidavit.core.errors import (
+    AffidavitError,
+    AuthError,
+    InputError,
+    LockedError,
+    NotFoundError,
+    PolicyError,
+)
+from affidavit.recall import (
+    NOTICE,
+    WrongKindError,
+    memories_json,
+    memory_json,
+    relation_json,
+    search_json,
+    store_json,
+)
+from affidavit.recall import access as acl
+
+if TYPE_CHECKING:
+    from affidavit.recall import Memory
+    from affidavit.vault import Vault
+
+_BATCH_INDEX = re.compile(r"^item (\d+): ")
+LOCKED_HINT = "ask the user to run `affidavit unlock` on this machine, then call the tool again"
+_ALL_RELATIONS = 1_000_000
+
+
+def _locked(detail: str = "the memory vault is locked") -> LockedError:
+    return LockedError(detail, LOCKED_HINT)
+
+
+class HiddenToolError(Exception):
+    """A call to a tool this server does not offer right now: answered like an unknown tool."""
+
+
+class MemoryTools:
+    """The 14 tools for one caller over one vault directory."""
+
+    def __init__(self, caller: str, vault_path: Path | None = None) -> None:
+        self.caller = acl.check_name(caller, "caller")
+        self.vault_path = vault_path
+        self.namespace = acl.default_namespace(self.caller)
+        self._memory: Memory | None = None
+        self._unlock_allowed: bool | None = None  # last seen value of the sealed setting
+        self.busy = threading.Lock()  # one tool call (or the warm-up) at a time
+        self._warming: threading.Thread | None = None
+
+    def warm_up_in_background(self) -> None:
+        """Open the vault and load the model now, off the event loop (once; failures wait).
+
+        A locked or missing vault is not an error here: the next call reports it.
+        """
+        if self._warming is not None:
+            return
+
+        def warm() -> None:
+            with self.busy, contextlib.suppress(Exception):  # the next call reports it
+                self.memory()
+
+        self._warming = threading.Thread(target=warm, name="affidavit-warm-up", daemon=True)
+        self._warming.start()
+
+    # -- the vault, opened lazily -------------------------------------------------------------
+
+    def _open(self, passphrase: str | None = None) -> Memory:
+        from affidavit.recall import Memory
+        from affidavit.vault import Vault
+
+        vault = Vault.open(self.vault_path, passphrase=passphrase)
+        try:
+            memory = Memory(vault, caller=self.caller)
+        except BaseException:
+            vault.close()
+            raise
+        self._see_unlock_setting(vault)
+        return memory
+
+    def _see_unlock_setting(self, vault: Vault) -> None:
+        """Note the sealed memory_unlock switch, and mirror it for servers that start locked
+        (a mirror that cannot be written leaves the tool hidden, the safe side)."""
+        from affidavit.vault import unlock_gate
+
+        self._unlock_allowed = acl.unlock_tool_enabled(vault)
+        with contextlib.suppress(OSError):
+            unlock_gate.remember(vault.path, self._unlock_allowed)
+
+    def _directory(self) -> Path:
+        from affidavit.core import paths
+
+        return self.vault_path or paths.vault_dir()
+
+    def offers(self, tool: str) -> bool:
+        """Whether ``tool`` is listed and callable now: memory_unlock only while allowed."""
+        from affidavit.vault import unlock_gate
+
+        return tool != "memory_unlock" or unlock_gate.read(self._directory()).enabled
+
+    def memory(self) -> Memory:
+        """The open vault's recall facade; LockedError with the unlock advice otherwise."""
+        if self._memory is not None and self._memory.vault.closed:
+            self._memory = None
+        if self._memory is None:
+            try:
+                self._memory = self._open()
+            except LockedError:
+                raise _locked() from None
+        return self._memory
+
+    def _call(self, fn: Callable[[Memory], Any]) -> Any:
+        """Run ``fn`` on the open vault; a lock by another process turns into the locked error."""
+        memory = self.memory()
+        try:
+            memory.vault.refresh()  # others' writes (and grants) before anything is decided
+            return fn(memory)
+        except LockedError:
+            self._drop()
+            raise _locked("the memory vault was locked") from None
+
+    def _drop(self) -> None:
+        if self._memory is not None:
+            self._memory.vault.close()
+        self._memory = None
+
+    def _grants(self, memory: Memory) -> acl.Grants:
+        return acl.Grants.load(memory.vault)
+
+    def _namespaces(self, memory: Memory) -> set[str]:
+        found = {it.namespace for it in memory.vault.items("memory")}
+        found |= {it.namespace for it in memory.vault.items("relation")}
+        return found | {self.namespace}
+
+    def _readable(self, memory: Memory, namespace: str | None) -> list[str] | None:
+        """The namespaces to cover: the one named, or every readable one (None: all of them).
+
+        Only a ``none`` grant can hide a namespace, so without one the answer is "all" and
+        nothing has to be listed (the common case stays O(1)).
+        """
+        grants = self._grants(memory)
+        if namespace is not None:
+            grants.require_read(self.caller, namespace)
+            return [namespace]
+        if not grants.hides_any(self.caller):
+            return None
+        return grants.readable(self.caller, self._namespaces(memory))
+
+    # -- tools --------------------------------------------------------------------------------
+
+    def memory_store(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Store one claim in the caller's (or a granted) namespace."""
+        return self.memory_store_many({"facts": [dict(args)]})["results"][0]
+
+    def memory_store_many(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a batch: defaults filled, then all-or-nothing (grants checked by ``Memory``)."""
+        defaults = {k: args[k] for k in ("source", "namespace", "discovered") if k in args}
+        facts = [{**defaults, **fact} for fact in args["facts"]]
+        for index, fact in enumerate(facts):
+            fact.setdefault("namespace", self.namespace)
+            if "source" not in fact:
+                raise InputError(
+                    f"facts[{index}] has no source",
+                    "give it a 'source', or pass one 'source' for the whole batch",
+                )
+
+        def run(memory: Memory) -> dict[str, Any]:
+            try:
+                results = memory.store_many(facts)
+            except (InputError, PolicyError) as exc:  # name the entry the way the caller sent it
+                message = _BATCH_INDEX.sub(r"facts[\1]: ", exc.message)
+                raise type(exc)(message, exc.hint) from None
+            outcomes = zip(results, facts, strict=True)
+            return {"results": [store_json(r, f["namespace"]) for r, f in outcomes]}
+
+        return self._call(run)
+
+    def memory_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Ranked recall over the namespaces this caller may read."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            namespaces = self._readable(memory, args.get("namespace"))
+            if namespaces is not None and not namespaces:
+                semantic = memory.embedder is not None
+                return search_json({"results": [], "semantic": semantic, "notice": NOTICE})
+            found = memory.search(
+                args["query"],
+                namespaces=namespaces,
+                tags=args.get("tags"),
+                kind=args.get("kind"),
+                saved_since=args.get("saved_since"),
+                saved_until=args.get("saved_until"),
+                discovered_since=args.get("discovered_since"),
+                discovered_until=args.get("discovered_until"),
+                top_k=args.get("top_k"),
+            )
+            return search_json(found)
+
+        return self._call(run)
+
+    def memory_get(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """One memory by id."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            try:
+                found = memory.get_memory(args["id"])
+            except WrongKindError as exc:
+                raise NotFoundError(exc.message, "use memory_relations to read relations") from None
+            return {"memory": memory_json(found), "notice": NOTICE}
+
+        return self._call(run)
+
+    def memory_recent(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Newest memories first, across readable namespaces."""
+        limit = int(args.get("limit", 10))
+
+        def run(memory: Memory) -> dict[str, Any]:
+            only = args.get("namespace")
+            namespaces = self._readable(memory, only)
+            window = limit
+            while True:  # widen the window until enough readable ones, or no more at all
+                items = memory.recent(limit=window, namespace=only)
+                visible = [m for m in items if namespaces is None or m["namespace"] in namespaces]
+                if len(visible) >= limit or len(items) < window:
+                    break
+                window *= 4
+            return memories_json(visible[:limit])
+
+        return self._call(run)
+
+    def memory_forget(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Forget (or shred) one memory the caller may write."""
+        shred = bool(args.get("shred", False))
+
+        def run(memory: Memory) -> dict[str, Any]:
+            try:
+                memory.get_memory(args["id"])
+            except WrongKindError:
+                raise NotFoundError(
+                    f"{args['id']} is a relation", "use memory_unlink to remove relations"
+                ) from None
+            done = memory.forget(args["id"], shred=shred)
+            return {"forgotten": True, "id": args["id"], "shredded": bool(done.get("shredded"))}
+
+        return self._call(run)
+
+    def memory_link(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Record one relation in a namespace the caller may write."""
+        namespace = args.get("namespace", self.namespace)
+
+        def run(memory: Memory) -> dict[str, Any]:
+            made = memory.link(
+                args["subject"],
+                args["predicate"],
+                args["object"],
+                src_id=args.get("src_id"),
+                valid_from=args.get("valid_from"),
+                valid_to=args.get("valid_to"),
+                namespace=namespace,
+            )
+            return {"relation": relation_json(made), "created": made["created"]}
+
+        return self._call(run)
+
+    def memory_relations(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Relations by entity / predicate / date over readable namespaces."""
+        limit = int(args.get("limit", 100))
+
+        def run(memory: Memory) -> dict[str, Any]:
+            namespaces = self._readable(memory, args.get("namespace"))
+            found = memory.relations(
+                entity=args.get("entity"),
+                predicate=args.get("predicate"),
+                as_of=args.get("as_of"),
+                namespace=args.get("namespace"),
+                limit=_ALL_RELATIONS,
+            )
+            visible = [
+                r for r in found["relations"] if namespaces is None or r["namespace"] in namespaces
+            ]
+            return {"relations": [relation_json(r) for r in visible[:limit]], "notice": NOTICE}
+
+        return self._call(run)
+
+    def memory_unlink(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Remove one relation the caller may write."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            try:
+                memory.get_relation(args["relation_id"])
+            except WrongKindError as exc:
+                raise NotFoundError(exc.message, "use memory_forget to delete memories") from None
+            memory.unlink(args["relation_id"])
+            return {"removed": True, "relation_id": args["relation_id"]}
+
+        return self._call(run)
+
+    def memory_list_namespaces(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Readable namespaces with counts and access."""
+
+        def run(memory: Memory) -> dict[str, Any]:
+            grants = self._grants(memory)
+            counts: dict[str, list[int]] = {}
+            for kind, slot in (("memory", 0), ("relation", 1)):
+                for item in memory.vault.items(kind):
+                    if kind == "memory" and item.data.get("superseded_by"):
+                        continue
+                    counts.setdefault(item.namespace, [0, 0])[slot] += 1
+            counts.setdefault(self.namespace, [0, 0])
+            rows = [
+                {
+                    "name": name,
+                    "memories": memory_count,
+                    "relations": relation_count,
+                    "access": grants.mode(self.caller, name),
+                }
+                for name, (memory_count, relation_count) in sorted(counts.items())
+                if grants.mode(self.caller, name) != "none"
+            ]
+            return {
+                "caller": self.caller,
+                "default_namespace": self.namespace,
+                "namespaces": rows,
+            }
+
+        return self._call(run)
+
+    def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """State of the vault; works while locked."""
+        from affidavit.core import paths
+
+        base: dict[str, Any] = {
+            "caller": self.caller,
+            "default_namespace": self.namespace,
+            "vault": str(self.vault_path or paths.vault_dir()),
+        }
+        try:
+            memory = self.memory()
+            status = memory.status()
+        except LockedError:
+            self._drop()
+            return {
+                **base,
+                "locked": True,
+                "memories": None,
+                "semantic": None,
+                "unlock_tool_enabled": self._unlock_allowed,
+                "hint": LOCKED_HINT,
+            }
+        readable = self._readable(memory, None)
+        count = sum(
+            1
+            for it in memory.vault.items("memory")
+            if (readable is None or it.namespace in readable) and not it.data.get("superseded_by")
+        )
+        self._see_unlock_setting(memory.vault)
+        out = {
+            **base,
+            "locked": False,
+            "memories": count,
+            "semantic": bool(status.get("semantic")),
+            "unlock_tool_enabled": self._unlock_allowed,
+        }
+        if not status.get("semantic"):
+            out["hint"] = str(status.get("reason") or "semantic recall is off; keyword only")
+        return out
+
+    def memory_lock(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Drop keys, then end the unlock session; report, never raise, what failed.
+
+        The passphrase variable is removed from this process's environment too, so a panic
+        lock sticks: the server reopens the vault only after the user unlocks it again.
+        """
+        from affidavit.vault import PASSPHRASE_ENV, session
+
+        failures: list[str] = []
+        memory, self._memory = self._memory, None
+        directory = self._directory()
+        os.environ.pop(PASSPHRASE_ENV, None)
+        if memory is not None:
+            directory = memory.vault.path
+            try:
+                memory.vault.close()  # keys and plaintext first, whatever happens next
+            except Exception as exc:
+                failures.append(f"closing the vault file: {_describe(exc)}")
+        try:
+            session.clear(directory)
+        except Exception as exc:
+            failures.append(f"clearing the unlock credential: {_describe(exc)}")
+        return {"locked": True, "failures": failures}
+
+    def memory_unlock(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Unlock with a passphrase: only while the user allows this tool, and ever slower
+        after wrong passphrases (see :mod:`affidavit.vault.unlock_gate`)."""
+        from affidavit.vault import unlock_gate
+
+        directory = self._directory()
+        gate = unlock_gate.read(directory)
+        if not gate.enabled:
+            raise HiddenToolError("memory_unlock")
+        if self._memory is not None and not self._memory.vault.closed:
+            return {"locked": False}
+        wait = gate.pause_left(time.time())
+        if wait > 0:
+            raise PolicyError(
+                f"memory_unlock is paused for {math.ceil(wait)} more seconds after "
+                f"{gate.failures} wrong passphrases in a row",
+                "ask the user to run `affidavit unlock` on this machine",
+            )
+        try:
+            memory = self._open(passphrase=args["passphrase"])
+        except AuthError:
+            unlock_gate.record(directory, ok=False)
+            raise
+        unlock_gate.record(directory, ok=True)
+        if not self._unlock_allowed:  # the sealed switch is off: the mirror was stale
+            memory.vault.close()
+            raise HiddenToolError("memory_unlock")
+        self._memory = memory
+        return {"locked": False}
+
+    def memory_selftest(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Canned recall checks on a private temporary vault."""
+        from affidavit.recall import run_selftest
+
+        return run_selftest()
+
+    def close(self) -> None:
+        """Drop the vault handle and its keys (server shutdown, after any warm-up)."""
+        with self.busy:
+            self._drop()
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, AffidavitError) else type(exc).__name__

@@ -1,0 +1,862 @@
+"""The vault as a Python object: unlock once, hold plaintext in RAM, write sealed rows.
+
+A :class:`Vault` decrypts every live record into RAM when it opens (one table scan), serves
+reads from RAM (reads never write), and appends sealed rows plus audit entries for each
+mutation in one SQLite transaction. Other processes' writes are picked up by tailing the
+sequence number (:meth:`Vault.refresh`); a write first absorbs whatever others committed, so
+the RAM view never falls behind the log. See ``docs/vault.md`` and ``docs/FORMAT.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import secrets
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from affidavit.core import paths
+from affidavit.core.clock import utc_iso
+from affidavit.core.errors import (
+    AuthError,
+    ConflictError,
+    InputError,
+    IntegrityError,
+    LockedError,
+    NotFoundError,
+)
+from affidavit.core.hashchain import GENESIS
+from affidavit.crypto import aead, keyslots
+from affidavit.crypto.keyslots import KdfParams, KeySlot
+from affidavit.vault import audit, envelope, session
+from affidavit.vault import validate as check
+from affidavit.vault.audit import AuditReport
+from affidavit.vault.envelope import Payload
+from affidavit.vault.header import FORMAT_VERSION, Anchor
+from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
+from affidavit.vault.keys import VaultKeys
+from affidavit.vault.rows import FORGOTTEN, LIVE, SHREDDED, Row, RowFile, db_errors
+from affidavit.vault.status import LockedStatus, SessionState, VaultStatus
+
+PASSPHRASE_ENV = "AFFIDAVIT_PASSPHRASE"  # noqa: S105 - a variable name
+KEYFILE_ENV = "AFFIDAVIT_KEYFILE"
+SETTING = "_setting"
+AUTO_LOCK_SETTING = "auto_lock_minutes"
+_OPS = {LIVE: "put", FORGOTTEN: "forget", SHREDDED: "shred"}
+_KEEP: Any = object()
+
+
+def now_iso() -> str:
+    """The current UTC time as ``saved_at`` writes it (milliseconds, ``Z``)."""
+    return utc_iso()
+
+
+def new_id() -> str:
+    """A random record id: 80 bits from the OS CSPRNG, never derived from content."""
+    return secrets.token_hex(10)
+
+
+@dataclass
+class _Write:
+    """One row this transaction will write, before its seq is known."""
+
+    rid: str
+    op: str
+    state: int
+    record_key: bytes
+    blob: bytes | None
+    payload: Payload | None
+
+
+class Vault:
+    """An unlocked vault. Create with :meth:`create`, open with :meth:`open`."""
+
+    def __init__(
+        self,
+        path: Path,
+        store: RowFile,
+        keys: VaultKeys,
+        vault_id: bytes,
+        kdf: KdfParams,
+        unlock_session: session.Session | None,
+    ) -> None:
+        self.path = path
+        self.vault_id = vault_id
+        self._store: RowFile | None = store
+        self._keys: VaultKeys | None = keys
+        self._kdf = kdf
+        self._session = unlock_session
+        self._lock = threading.RLock()
+        self._live: dict[str, VaultItem] = {}
+        self._internal: dict[str, VaultItem] = {}
+        self._gone: dict[str, int] = {}
+        self._pending: list[Change] = []
+        self._listeners: list[Callable[[Change], None]] = []
+        self._seq = 0
+        self._data_version = -1
+        self.keyfile_path: Path | None = None  # the keyfile this handle was unlocked with
+        self._load()
+
+    # -- opening and closing ------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        path: Path,
+        passphrase: str,
+        *,
+        keyfile: Path | None = None,
+        kdf: KdfParams | None = None,
+    ) -> Vault:
+        """Make a new vault in directory ``path``; refuse if one is there.
+
+        ``kdf`` defaults to :meth:`KdfParams.default`; tests pass :meth:`KdfParams.minimum`.
+        """
+        path = Path(path)
+        keyfile_bytes = keyslots.read_keyfile(keyfile) if keyfile is not None else None
+        vault_id = secrets.token_bytes(16)
+        master = aead.random_key()
+        params = kdf or KdfParams.default()
+        slot = keyslots.make_slot(
+            master,
+            vault_id,
+            passphrase,
+            keyfile=keyfile_bytes,
+            keyfile_hint=str(Path(keyfile).resolve()) if keyfile is not None else None,
+            kdf=params,
+        )
+        keys = VaultKeys.derive(master)
+        body = {"op": "init", "at": now_iso(), "format": FORMAT_VERSION}
+        head, entry = audit.make_entry(keys.audit, vault_id, 1, GENESIS, body)
+        anchor = Anchor(seq=0, audit_n=1, audit_head=head, rows=0).seal(keys.anchor, vault_id)
+        store = RowFile.create(path)
+        try:
+            store.init_schema(vault_id, anchor, [slot.to_bytes()], entry)
+        except BaseException:
+            store.close()
+            for suffix in ("", "-wal", "-shm"):
+                (store.path.parent / (store.path.name + suffix)).unlink(missing_ok=True)
+            raise
+        return cls(path, store, keys, vault_id, params, None)
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | None = None,
+        *,
+        passphrase: str | None = None,
+        keyfile: Path | None = None,
+        consume_once: bool = True,
+    ) -> Vault:
+        """Open and unlock the vault at ``path`` (default: ``AFFIDAVIT_VAULT`` or the user's).
+
+        Unlocks with ``passphrase`` (else ``AFFIDAVIT_PASSPHRASE``) plus the keyfile for a
+        two-factor vault (``keyfile``, else ``AFFIDAVIT_KEYFILE``, else the remembered
+        location), or with the live unlock session; ``consume_once=False`` leaves a one-time
+        session for the command it is meant for (LockedError instead). Raises NotFoundError
+        (no vault), LockedError (no secret and no session), AuthError (wrong secret),
+        IntegrityError.
+        """
+        directory = Path(path) if path is not None else paths.vault_dir()
+        store = RowFile.open(directory)
+        try:
+            with store.read():
+                vault_id = store.header().vault_id
+                slot_bodies = store.slots()
+            slots = [KeySlot.from_bytes(body) for _, body in slot_bodies]
+            if not slots:
+                raise IntegrityError(
+                    f"the vault at {directory} has no key slots", "restore a backup"
+                )
+            secret = passphrase if passphrase is not None else os.environ.get(PASSPHRASE_ENV)
+            unlock_session = None
+            used_keyfile = None
+            if secret is not None:
+                master, used_keyfile = _unlock(slots, vault_id, secret, keyfile)
+            else:
+                unlock_session = session.load(directory, vault_id, consume=consume_once)
+                if unlock_session is None:
+                    raise LockedError(
+                        f"the vault at {directory} is locked",
+                        "run `affidavit unlock` (or set AFFIDAVIT_PASSPHRASE for one process)",
+                    )
+                master = unlock_session.master
+            vault = cls(
+                directory, store, VaultKeys.derive(master), vault_id, slots[0].kdf, unlock_session
+            )
+            vault.keyfile_path = used_keyfile
+            return vault
+        except BaseException:
+            store.close()
+            raise
+
+    def start_session(
+        self, *, once: bool = False, idle_minutes: int | None = None, store: str = session.RUNTIME
+    ) -> Path:
+        """Keep this vault unlocked for the user's other processes (see :mod:`.session`)."""
+        _, keys = self._open_parts()
+        return session.start(
+            self.path,
+            self.vault_id,
+            keys.master,
+            once=once,
+            idle_minutes=idle_minutes,
+            store=store,
+        )
+
+    @property
+    def unlocked_by(self) -> Literal["session", "passphrase"]:
+        """``session`` when opened through the unlock session, else ``passphrase``."""
+        return "passphrase" if self._session is None else "session"
+
+    def close(self) -> None:
+        """Close the file and drop every key and plaintext this object holds."""
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+            self._store = None
+            self._keys = None
+            self._live.clear()
+            self._internal.clear()
+            self._pending.clear()
+            if self._session is not None:
+                self._session.release()
+
+    def lock(self) -> bool:
+        """End the unlock session for every process of this user, then close; True if one ran.
+
+        Keys and plaintext are dropped first, so a failure to clear the session files (raised
+        afterwards) never leaves this handle open.
+        """
+        with self._lock:
+            held = self._session is not None and self._session.consumed and self._session.alive()
+            self.close()
+            return session.clear(self.path, self.vault_id) or held
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close` or :meth:`lock`."""
+        return self._store is None
+
+    def _open_parts(self) -> tuple[RowFile, VaultKeys]:
+        if self._store is None or self._keys is None:
+            raise LockedError("this vault handle is closed (locked)", "open the vault again")
+        return self._store, self._keys
+
+    # -- loading and following the log ---------------------------------------------------
+
+    def _load(self) -> None:
+        with _gc_paused():
+            self._load_all()
+
+    def _load_all(self) -> None:
+        store, keys = self._open_parts()
+        with store.read():
+            anchor = self._anchor(store, keys)
+            rows = store.all_rows()
+            self._data_version = _data_version(store)
+        top = rows[-1].seq if rows else 0
+        if len(rows) != anchor.rows or top != anchor.seq:
+            raise IntegrityError(
+                f"the vault holds {len(rows)} record rows up to seq {top}, but its header "
+                f"anchors {anchor.rows} up to seq {anchor.seq} (rows removed or rolled back)",
+                "restore the vault from a backup",
+            )
+        self._load_rows(rows, keys.wrap, self.vault_id)
+        self._seq = anchor.seq
+
+    def _load_rows(self, rows: list[Row], wrap: bytes, vault_id: bytes) -> None:
+        for row in rows:  # the bulk path of unlock: no listeners yet, fresh dicts
+            if row.state != LIVE:
+                envelope.unwrap_key(wrap, vault_id, row)
+                self._gone[row.rid] = row.state
+                continue
+            p = envelope.open_row(wrap, vault_id, row)
+            if p is None:
+                continue
+            item = VaultItem(row.rid, p.kind, p.namespace, row.seq, p.saved_at, p.data, p.vector)
+            (self._internal if p.kind.startswith("_") else self._live)[row.rid] = item
+
+    def _anchor(self, store: RowFile, keys: VaultKeys) -> Anchor:
+        return Anchor.unseal(keys.anchor, self.vault_id, store.header().anchor)
+
+    def _open_row(self, keys: VaultKeys, row: Row) -> Payload | None:
+        """Authenticate a row; decrypt it when live (forgotten content is never decrypted)."""
+        if row.state == LIVE:
+            return envelope.open_row(keys.wrap, self.vault_id, row)
+        envelope.unwrap_key(keys.wrap, self.vault_id, row)
+        return None
+
+    def _apply(self, row: Row, payload: Payload | None) -> Change | None:
+        """Put one row's state into RAM; return the public change (None for internal kinds)."""
+        rid = row.rid
+        old = self._live.pop(rid, None)
+        internal = self._internal.pop(rid, None)
+        self._gone.pop(rid, None)
+        item = None
+        if row.state == LIVE and payload is not None:
+            item = VaultItem(
+                rid,
+                payload.kind,
+                payload.namespace,
+                row.seq,
+                payload.saved_at,
+                payload.data,
+                payload.vector,
+            )
+            if payload.kind.startswith("_"):
+                self._internal[rid] = item
+                return None
+            self._live[rid] = item
+        else:
+            self._gone[rid] = row.state
+            if internal is not None and old is None:
+                return None
+        change = Change(_OPS[row.state], rid, row.seq, item)
+        for listener in self._listeners:
+            listener(change)
+        return change
+
+    def _absorb(self, store: RowFile, keys: VaultKeys, upto: int) -> list[Change]:
+        """Apply other processes' rows after our last seq (call inside a transaction)."""
+        changes = []
+        if upto > self._seq:
+            for row in store.rows_since(self._seq):
+                change = self._apply(row, self._open_row(keys, row))
+                if change is not None:
+                    changes.append(change)
+                self._seq = row.seq
+        return changes
+
+    def refresh(self) -> list[Change]:
+        """Pick up other processes' writes since the last call; cheap when nothing changed.
+
+        Returns their changes (this process's own writes are not repeated; they came back
+        from the call that made them). Raises LockedError if the session was locked.
+        """
+        with self._lock:
+            store, keys = self._open_parts()
+            if self._session is not None and not self._session.alive():
+                self.close()
+                raise LockedError("the vault was locked", "run `affidavit unlock`")
+            version = _data_version(store)
+            if version != self._data_version:
+                with store.read():
+                    anchor = self._anchor(store, keys)
+                    self._pending.extend(self._absorb(store, keys, anchor.seq))
+                self._data_version = version
+            changes, self._pending = self._pending, []
+            return changes
+
+    def add_listener(self, listener: Callable[[Change], None]) -> None:
+        """Call ``listener`` for every public change applied to RAM, own or foreign."""
+        self._listeners.append(listener)
+
+    # -- reads (RAM only; never write) ----------------------------------------------------
+
+    def get(self, item_id: str) -> VaultItem:
+        """One live record by id; NotFoundError if unknown, forgotten or shredded."""
+        with self._lock:
+            self._open_parts()
+            item = self._live.get(item_id)
+            if item is not None:
+                return item
+            state = self._gone.get(item_id)
+        if state == FORGOTTEN:
+            raise NotFoundError(f"record {item_id} was forgotten")
+        if state == SHREDDED:
+            raise NotFoundError(f"record {item_id} was shredded")
+        raise unknown_record(item_id)
+
+    def items(self, kind: str | None = None, namespace: str | None = None) -> Iterator[VaultItem]:
+        """Live records, oldest version first, optionally of one kind and namespace."""
+        with self._lock:
+            self._open_parts()
+            snapshot = list(self._live.values())
+        return (
+            it
+            for it in snapshot
+            if (kind is None or it.kind == kind)
+            and (namespace is None or it.namespace == namespace)
+        )
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    @property
+    def seq(self) -> int:
+        """The last sequence number this view has applied."""
+        return self._seq
+
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        """A sealed setting (grants, feature switches); ``default`` when unset."""
+        item = self._named_get(SETTING, key)
+        return default if item is None else item.data.get("value", default)
+
+    def named_record(self, kind: str, name: str) -> VaultItem | None:
+        """An internal record addressed by name (e.g. the manifest signing key)."""
+        return self._named_get(kind, name)
+
+    def _named_get(self, kind: str, name: str) -> VaultItem | None:
+        with self._lock:
+            _, keys = self._open_parts()
+            return self._internal.get(keys.name_id(kind, name))
+
+    def status(self) -> VaultStatus:
+        """Lock state, counts per namespace and kind, size on disk, audit head, format."""
+        with self._lock:
+            store, keys = self._open_parts()
+            with store.read():
+                anchor = self._anchor(store, keys)
+            namespaces: dict[str, int] = {}
+            kinds: dict[str, int] = {}
+            for it in self._live.values():
+                namespaces[it.namespace] = namespaces.get(it.namespace, 0) + 1
+                kinds[it.kind] = kinds.get(it.kind, 0) + 1
+            gone = list(self._gone.values())
+            return {
+                "path": str(self.path),
+                "state": "unlocked",
+                "unlocked_by": self.unlocked_by,
+                **_session_fields(session.peek(self.path, self.vault_id)),
+                "format": FORMAT_VERSION,
+                "vault_id": self.vault_id.hex(),
+                "records": len(self._live),
+                "namespaces": dict(sorted(namespaces.items())),
+                "kinds": dict(sorted(kinds.items())),
+                "forgotten": gone.count(FORGOTTEN),
+                "shredded": gone.count(SHREDDED),
+                "seq": anchor.seq,
+                "audit": {"entries": anchor.audit_n, "head": anchor.audit_head},
+                "size_bytes": store.size_on_disk(),
+                "auto_lock_minutes": self.get_setting(AUTO_LOCK_SETTING),
+            }
+
+    def verify_audit(self) -> AuditReport:
+        """Walk the audit chain against the anchor and every row; also SQLite's own check."""
+        with self._lock:
+            store, keys = self._open_parts()
+            problem = store.quick_check()
+            with store.read():
+                anchor = self._anchor(store, keys)
+                report = audit.verify(
+                    keys.audit, self.vault_id, list(store.audit_entries()), anchor, store.all_rows()
+                )
+            if report.ok and problem is not None:
+                report.ok, report.problem = False, f"the database file is damaged: {problem}"
+            return report
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def put(self, item: NewItem) -> VaultItem:
+        """Store one record (see :meth:`put_many`)."""
+        return self.put_many([item])[0]
+
+    def put_many(
+        self,
+        items: Sequence[NewItem],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        amend: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> list[VaultItem]:
+        """Store a batch in one transaction: all or nothing, every item validated first.
+
+        Items with an ``id`` (imports) are idempotent: an identical live record is returned
+        as is (a vector or ``saved_at`` the item leaves out is not compared: the vault
+        derived those the first time); a different record under that id, or a forgotten
+        one, is a ConflictError.
+        ``progress(done, total)`` is called while the batch is sealed (for long imports).
+        ``amend`` maps live record ids to fields merged into their data in the same
+        transaction (a correction marks what it replaces), so a crash never leaves one
+        without the other; a record in ``amend`` that is no longer live fails the batch.
+        """
+        stored = self._put_many(items, skip_forgotten=False, progress=progress, amend=amend)
+        return [it for it in stored if it is not None]
+
+    def _put_many(
+        self,
+        items: Sequence[NewItem],
+        *,
+        skip_forgotten: bool,
+        progress: Callable[[int, int], None] | None,
+        amend: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> list[VaultItem | None]:
+        vault_id = self.vault_id
+        prepared: list[tuple[str, NewItem, Payload, bytes, bytes]] = []
+        seen: set[str] = set()
+        saved_at = now_iso()
+        for index, item in enumerate(items):
+            where = f"item {index}: " if len(items) > 1 else ""
+            if not isinstance(item, NewItem):
+                raise InputError(f"{where}expected a NewItem, got {type(item).__name__}")
+            check.check_item(item.kind, item.namespace, item.data, item.vector, where)
+            rid = check.check_id(item.id, where) if item.id is not None else new_id()
+            if rid in seen:
+                raise InputError(f"{where}id {rid} appears twice in the batch")
+            seen.add(rid)
+            stamp = check.check_timestamp(item.saved_at, where) if item.saved_at else saved_at
+            payload = Payload(
+                item.kind,
+                item.namespace,
+                stamp,
+                item.data,
+                bytes(item.vector) if item.vector is not None else None,
+            )
+            record_key, blob = envelope.seal_payload(
+                vault_id, rid, envelope.encode_payload(payload)
+            )
+            prepared.append((rid, item, payload, record_key, blob))
+            if progress is not None and (index + 1) % 1000 == 0:
+                progress(index + 1, len(items))
+        if progress is not None:
+            progress(len(items), len(items))
+
+        existing: dict[str, VaultItem] = {}
+
+        def plan() -> list[_Write]:
+            writes = []
+            for index, (rid, item, payload, record_key, blob) in enumerate(prepared):
+                if item.id is not None and (
+                    rid in self._live or rid in self._gone or rid in self._internal
+                ):
+                    current = self._live.get(rid)
+                    if current is not None and _same(current, item, payload):
+                        existing[rid] = current
+                        continue
+                    if current is None and skip_forgotten and rid in self._gone:
+                        continue
+                    raise ConflictError(
+                        f"item {index}: id {rid} already exists with different content"
+                        if current is not None
+                        else f"item {index}: id {rid} was forgotten here",
+                        "remove that row from the batch or give it a new id",
+                    )
+                writes.append(_Write(rid, "create", LIVE, record_key, blob, payload))
+            for rid, fields in (amend or {}).items():
+                writes.append(self._revision(rid, {**self.get(rid).data, **fields}, _KEEP))
+            return writes
+
+        written = self._write(plan)
+        return [existing.get(rid) or written.get(rid) for rid, *_ in prepared]
+
+    def import_items(
+        self, items: Sequence[NewItem], *, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
+        """Import exported records (each with its ``id``): all or nothing, idempotent by id.
+
+        Records already present are left alone; ids this vault forgot or shredded stay
+        forgotten (an old export never resurrects them). Returns the three counts.
+        """
+        for index, item in enumerate(items):
+            if not isinstance(item, NewItem) or item.id is None:
+                raise InputError(f"item {index}: an imported record needs its id")
+        self.refresh()
+        floor = self._seq  # records this import writes get higher sequence numbers
+        stored = self._put_many(items, skip_forgotten=True, progress=progress)
+        skipped = sum(1 for it in stored if it is None)
+        new = sum(1 for it in stored if it is not None and it.seq > floor)
+        return {
+            "imported": new,
+            "already_present": len(items) - skipped - new,
+            "kept_forgotten": skipped,
+        }
+
+    def update(self, item_id: str, data: dict[str, Any], *, vector: Any = _KEEP) -> VaultItem:
+        """Re-seal a live record with new ``data`` (and ``vector``) as a new version (new seq).
+
+        ``saved_at``, kind and namespace are kept; the old ciphertext is overwritten.
+        """
+
+        return self._write(lambda: [self._revision(item_id, data, vector)])[item_id]
+
+    def _revision(self, item_id: str, data: dict[str, Any], vector: Any) -> _Write:
+        """The write that re-seals a live record with new data (planned inside a transaction)."""
+        current = self.get(item_id)
+        vec = current.vector if vector is _KEEP else vector
+        check.check_item(current.kind, current.namespace, data, vec)
+        payload = Payload(
+            current.kind,
+            current.namespace,
+            current.saved_at,
+            data,
+            bytes(vec) if vec is not None else None,
+        )
+        record_key, blob = envelope.seal_payload(
+            self.vault_id, item_id, envelope.encode_payload(payload)
+        )
+        return _Write(item_id, "update", LIVE, record_key, blob, payload)
+
+    def forget(self, item_id: str, *, shred: bool = False) -> None:
+        """Take a record out of the live set; with ``shred``, destroy its key and ciphertext.
+
+        Without shred the sealed row stays (unreadable without the vault key, recoverable by
+        nobody through this API). Shred overwrites the row (secure_delete) and truncates the
+        WAL, so the vault's files hold nothing that decrypts to the record.
+        """
+
+        def plan() -> list[_Write]:
+            store, keys = self._open_parts()
+            state = self._gone.get(item_id)
+            if item_id not in self._live and not (shred and state == FORGOTTEN):
+                self.get(item_id)  # raises the right NotFoundError
+            row = store.row(item_id)
+            if row is None:
+                raise unknown_record(item_id)
+            if shred:
+                return [_Write(item_id, "shred", SHREDDED, b"", None, None)]
+            record_key = envelope.unwrap_key(keys.wrap, self.vault_id, row)
+            return [_Write(item_id, "forget", FORGOTTEN, record_key, row.blob, None)]
+
+        self._write(plan)
+        if shred:
+            self._flush_wal(f"record {item_id} is shredded in the database")
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Store a sealed setting (its name is hidden too: the row id is a keyed hash)."""
+        if not isinstance(key, str) or not key:
+            raise InputError("a setting needs a name")
+        self._named_put(SETTING, key, {"key": key, "value": value})
+
+    def put_named(self, kind: str, name: str, data: dict[str, Any]) -> VaultItem:
+        """Create or replace an internal record addressed by name (kind starts with '_')."""
+        return self._named_put(kind, name, data)
+
+    def _named_put(self, kind: str, name: str, data: dict[str, Any]) -> VaultItem:
+        _, keys = self._open_parts()
+        check.check_item(kind, "internal", data, None, internal=True)
+        rid = keys.name_id(kind, name)
+        payload = Payload(kind, "internal", now_iso(), data, None)
+        record_key, blob = envelope.seal_payload(
+            self.vault_id, rid, envelope.encode_payload(payload)
+        )
+        op = "setting" if kind == SETTING else "internal"
+        return self._write(lambda: [_Write(rid, op, LIVE, record_key, blob, payload)])[rid]
+
+    def set_credentials(
+        self,
+        passphrase: str,
+        *,
+        keyfile: Path | None = None,
+        op: str = "passwd",
+        kdf: KdfParams | None = None,
+    ) -> None:
+        """Replace every key slot with one for ``passphrase`` (+ ``keyfile``); records untouched.
+
+        The master key stays the same, so nothing is re-encrypted and a running unlock
+        session stays valid; the old slots are overwritten (secure_delete, WAL truncated).
+        """
+        _, keys = self._open_parts()
+        keyfile_bytes = keyslots.read_keyfile(keyfile) if keyfile is not None else None
+        slot = keyslots.make_slot(
+            keys.master,
+            self.vault_id,
+            passphrase,
+            keyfile=keyfile_bytes,
+            keyfile_hint=str(Path(keyfile).resolve()) if keyfile is not None else None,
+            kdf=kdf or self._kdf,
+        )
+        self._write(lambda: [], op=op, slots=[slot.to_bytes()])
+        self._kdf = slot.kdf
+        self._flush_wal("the key slots were replaced")
+
+    def slot_kinds(self) -> list[str]:
+        """The kinds of the current key slots (``passphrase``, ``passphrase+keyfile``)."""
+        store, _ = self._open_parts()
+        with store.read():
+            return [KeySlot.from_bytes(body).kind for _, body in store.slots()]
+
+    def _write(
+        self,
+        plan: Callable[[], list[_Write]],
+        *,
+        op: str | None = None,
+        slots: Sequence[bytes] | None = None,
+    ) -> dict[str, VaultItem]:
+        """Run one write transaction: absorb others' rows, plan, write rows + audit + anchor."""
+        with self._lock:
+            store, keys = self._open_parts()
+            rows: list[tuple[Row, _Write]] = []
+            with store.write():
+                anchor = self._anchor(store, keys)
+                self._pending.extend(self._absorb(store, keys, anchor.seq))
+                writes = plan()
+                seq, audit_n, head, count = (
+                    anchor.seq,
+                    anchor.audit_n,
+                    anchor.audit_head,
+                    anchor.rows,
+                )
+                at = now_iso()
+                bodies: list[dict[str, Any]] = []
+                for w in writes:
+                    seq += 1
+                    row = envelope.bind_row(
+                        keys.wrap, self.vault_id, w.rid, seq, w.state, w.record_key, w.blob
+                    )
+                    count += store.put_row(row)
+                    rows.append((row, w))
+                    bodies.append(
+                        {
+                            "op": w.op,
+                            "id": w.rid,
+                            "seq": seq,
+                            "at": at,
+                            "payload": audit.payload_hash(row.blob),
+                        }
+                    )
+                if slots is not None:
+                    store.replace_slots(slots)
+                    bodies.append({"op": op, "at": at})
+                if not bodies:
+                    return {}
+                for body in bodies:
+                    audit_n += 1
+                    head, sealed = audit.make_entry(keys.audit, self.vault_id, audit_n, head, body)
+                    store.append_audit(audit_n, sealed)
+                store.set_anchor(Anchor(seq, audit_n, head, count).seal(keys.anchor, self.vault_id))
+            result: dict[str, VaultItem] = {}
+            for row, w in rows:
+                self._apply(row, w.payload)
+                if w.state == LIVE:
+                    result[w.rid] = self._live.get(w.rid) or self._internal[w.rid]
+            self._seq = seq
+            return result
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the vault file and truncate it (see forget --shred)."""
+        self._flush_wal("the vault is written")
+
+    def _flush_wal(self, what: str) -> None:
+        store, _ = self._open_parts()
+        if not store.checkpoint():
+            raise ConflictError(
+                f"{what}, but another process is still reading an older snapshot, so the "
+                "write-ahead log could not be cleared yet",
+                "run `affidavit lock` or close other agents, then `affidavit status`",
+            )
+
+
+def _unlock(
+    slots: list[KeySlot], vault_id: bytes, passphrase: str, keyfile: Path | None
+) -> tuple[bytes, Path | None]:
+    """Try each slot with the secrets at hand; word the failure precisely, never the secret."""
+    needs_keyfile = any(s.kind == keyslots.PASSPHRASE_KEYFILE for s in slots)
+    keyfile_bytes = None
+    chosen = None
+    if needs_keyfile:
+        hint = next((s.keyfile_hint for s in slots if s.keyfile_hint), None)
+        chosen = keyfile or (Path(os.environ[KEYFILE_ENV]) if os.environ.get(KEYFILE_ENV) else None)
+        if chosen is None and hint:
+            chosen = Path(hint)
+        if chosen is not None:
+            keyfile_bytes = keyslots.read_keyfile(chosen)
+    for slot in slots:
+        use = keyfile_bytes if slot.kind == keyslots.PASSPHRASE_KEYFILE else None
+        if slot.kind == keyslots.PASSPHRASE_KEYFILE and use is None:
+            continue
+        master = keyslots.open_slot(slot, vault_id, passphrase, use)
+        if master is not None:
+            return master, chosen if use is not None else None
+    if (
+        needs_keyfile
+        and keyfile_bytes is None
+        and all(s.kind == keyslots.PASSPHRASE_KEYFILE for s in slots)
+    ):
+        raise AuthError(
+            "this vault needs its keyfile as well as the passphrase",
+            "pass --keyfile FILE or set AFFIDAVIT_KEYFILE",
+        )
+    if needs_keyfile:
+        raise AuthError("wrong passphrase or keyfile", "try again with the right ones")
+    raise AuthError("wrong passphrase", "try again")
+
+
+def locked_status(path: Path | None = None) -> LockedStatus:
+    """What can be said about a vault without its key: where, format, size, session state."""
+    directory = Path(path) if path is not None else paths.vault_dir()
+    store = RowFile.open(directory)
+    try:
+        with store.read():
+            vault_id = store.header().vault_id
+        pending = session.peek(directory, vault_id)
+        return {
+            "path": str(directory),
+            "state": "locked" if pending is None else "unlocked",
+            **_session_fields(pending),
+            "format": FORMAT_VERSION,
+            "vault_id": vault_id.hex(),
+            "size_bytes": store.size_on_disk(),
+        }
+    finally:
+        store.close()
+
+
+def _session_fields(pending: session.Pending | None) -> SessionState:
+    """The unlock session as status reports show it (nothing secret)."""
+    return {
+        "session": "locked" if pending is None else "unlocked",
+        "once": pending is not None and pending.once,
+        "store": None if pending is None else pending.store,
+    }
+
+
+def refuse_existing(path: Path) -> None:
+    """ConflictError when directory ``path`` already holds a vault (or pieces of one): what
+    ``init`` checks before it asks for a passphrase."""
+    RowFile.refuse_existing(path)
+
+
+def fold_wal(path: Path | None = None) -> bool:
+    """Checkpoint and truncate the vault's write-ahead log; needs no key. True when done."""
+    store = RowFile.open(Path(path) if path is not None else paths.vault_dir())
+    try:
+        return store.checkpoint()
+    finally:
+        store.close()
+
+
+def _same(current: VaultItem, item: NewItem, payload: Payload) -> bool:
+    """Whether ``item`` (sealed as ``payload``) is the record ``current`` already holds.
+
+    What the item leaves out was filled in when it was first stored: ``saved_at`` with the
+    time of that import, the vector by embedding a row that came without one. Comparing
+    those would make importing the same file twice fail, and import is idempotent.
+    """
+    return (
+        (current.kind, current.namespace, current.data)
+        == (payload.kind, payload.namespace, payload.data)
+        and (item.saved_at is None or current.saved_at == payload.saved_at)
+        and (item.vector is None or current.vector == payload.vector)
+    )
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while unlock builds ~100k objects that all live on.
+
+    Its generational passes would rescan the growing heap again and again (measured: ~15%
+    of a 100k-record open); the objects hold no cycles, so nothing is lost by waiting.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _data_version(store: RowFile) -> int:
+    """SQLite's counter of commits by *other* connections: the cheap "anything new?" probe."""
+    with db_errors(store.path):
+        return int(store.conn.execute("PRAGMA data_version").fetchone()[0])

@@ -1,0 +1,7 @@
+"""Fixtures for the recall tests: the real test vault of tests/vault/conftest.py (a recall
+test stores into one), and the memory server tests' vault setup."""
+
+from __future__ import annotations
+
+from tests.servers.memory.conftest import setup  # noqa: F401
+from tests.vault.conftest import cli_vault, make_vault, runtime_dir, vault, vault_dir  # noqa: F401

@@ -1,0 +1,124 @@
+"""The in-RAM indexes: stemming, postings, exact and HNSW vector search, removal."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import numpy as np
+
+from affidavit.recall.embedder import DIM
+from affidavit.recall.ranking import channels as index_module
+from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex, query_terms
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = rng.standard_normal((n, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_stemming_finds_inflections() -> None:
+    k = KeywordIndex()
+    k.add(1, "Deploys run every Friday")
+    k.add(2, "Nothing about releases")
+    assert k.postings("deploy") == [1]
+    assert k.df("deploying") == 1
+    k.remove(1)
+    assert k.postings("deploy") == [] and len(k) == 1
+
+
+def test_query_terms_are_distinct_words() -> None:
+    assert query_terms("Deploy the deploy, THE end") == ["deploy", "the", "end"]
+    assert query_terms("  ") == []
+
+
+def test_best_window_scores_a_record() -> None:
+    rng = np.random.default_rng(1)
+    vecs = _unit(rng, 3)
+    v = VectorIndex()
+    v.add(7, vecs[:2])  # one record, two windows
+    v.add(8, vecs[2:])
+    hits = v.search(vecs[1], pool=None)
+    assert abs(hits[7] - 1.0) < 1e-5  # its second window is the query itself
+    v.remove(7)
+    assert set(v.search(vecs[1], pool=None)) == {8}
+
+
+def test_hnsw_above_threshold_finds_what_exact_finds() -> None:
+    rng = np.random.default_rng(2)
+    vecs = _unit(rng, 600)
+    exact, approx = VectorIndex(threshold=10**9), VectorIndex(threshold=100)
+    for index in (exact, approx):
+        index.add_many([(i, vecs[i : i + 1]) for i in range(600)])
+    assert {max(approx.search(vecs[9], 5), key=approx.search(vecs[9], 5).get)} == {9}  # exact
+    assert approx.wait_ready(120) and not exact.wait_ready(0)
+    assert (approx.mode, exact.mode) == ("hnsw", "exact")
+    for probe in (3, 150, 599):
+        assert max(approx.search(vecs[probe], 10), key=approx.search(vecs[probe], 10).get) == probe
+        assert set(exact.search(vecs[probe], 10)) & set(approx.search(vecs[probe], 10))
+    approx.remove(150)
+    assert 150 not in approx.search(vecs[150], 10)
+    approx.add(600, vecs[150:151])  # added after the build: found through HNSW too
+    assert max(approx.search(vecs[150], 10), key=approx.search(vecs[150], 10).get) == 600
+
+
+def test_changes_during_the_background_build_are_kept() -> None:
+    rng = np.random.default_rng(4)
+    vecs = _unit(rng, 3000)
+    index = VectorIndex(threshold=100)
+    index.add_many([(i, vecs[i : i + 1]) for i in range(2500)])
+    for gone in range(0, 50):
+        index.remove(gone)  # most likely while the builder runs
+    index.add_many([(i, vecs[i : i + 1]) for i in range(2500, 3000)])
+    assert index.wait_ready(120)
+    for gone in range(0, 50):
+        assert gone not in index.search(vecs[gone], 10)
+    for probe in (60, 2499, 2999):
+        hits = index.search(vecs[probe], 10)
+        assert max(hits, key=hits.get) == probe
+
+
+def test_hnsw_before_the_model_does_not_crash_the_process() -> None:
+    """usearch loaded before onnxruntime used to segfault onnxruntime's import."""
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np\n"
+        "from affidavit.recall.ranking.channels import VectorIndex\n"
+        "v = VectorIndex(threshold=4)\n"
+        "m = np.eye(8, 384, dtype=np.float32)\n"
+        "v.add_many([(i, m[i : i + 1]) for i in range(8)])\n"
+        "assert v.wait_ready(120)\n"
+        "from affidavit.recall.embedder import shared_embedder\n"
+        "print(shared_embedder().embed_query('still alive').shape)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "(384,)" in done.stdout
+
+
+@contextlib.contextmanager
+def _built_while_searching(seed: int) -> Iterator[VectorIndex]:
+    """An index whose HNSW build starts while a search holds the foreground."""
+    vecs = _unit(np.random.default_rng(seed), 300)
+    index = VectorIndex(threshold=100)
+    with index.foreground():
+        index.add_many([(i, vecs[i : i + 1]) for i in range(300)])
+        yield index
+
+
+def test_the_background_build_waits_for_a_search_in_progress(monkeypatch) -> None:
+    monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 60.0)
+    with _built_while_searching(6) as index:
+        assert not index.wait_ready(1.0)  # paused before its first insert
+        assert index.mode == "exact (hnsw building)"
+    assert index.wait_ready(120)
+
+
+def test_a_stream_of_searches_slows_the_build_but_never_stops_it(monkeypatch) -> None:
+    monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 0.001)
+    with _built_while_searching(7) as index:
+        assert index.wait_ready(120)

@@ -1,0 +1,98 @@
+"""The local embedder: real model files, pinned bytes, windows for long text."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from affidavit.core.errors import IntegrityError, UnsupportedError
+from affidavit.recall import embedder as emb
+from affidavit.recall.embedder import (
+    TOKENIZER_FILE,
+    PinnedFile,
+    locate,
+    shared_embedder,
+    vector_from_bytes,
+    vector_to_bytes,
+    verify,
+)
+
+
+@pytest.fixture(scope="module")
+def model() -> emb.Embedder:
+    loaded = shared_embedder()
+    assert loaded is not None, emb.unavailable_reason()
+    return loaded
+
+
+def test_vectors_are_unit_length_and_mean_something(model: emb.Embedder) -> None:
+    q = model.embed_query("where does the deploy script live?")
+    near, far = (
+        w[0]
+        for w in model.embed_windows(
+            ["The deploy script is in tools/deploy.sh", "My sister adopted a grey cat last spring"]
+        )
+    )
+    assert q.shape == (emb.DIM,)
+    for v in (q, near, far):
+        assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-4
+    assert float(q @ near) > float(q @ far) + 0.2
+
+
+def test_long_text_gets_overlapping_windows(model: emb.Embedder) -> None:
+    words = " ".join(f"word{i}" for i in range(2000))
+    windows = model.windows(words)
+    assert len(windows) > 1
+    assert all(len(w) <= emb.WINDOW_TOKENS for w in windows)
+    span = emb.WINDOW_TOKENS - 2
+    assert span > emb.WINDOW_STRIDE  # consecutive windows share tokens
+    assert (
+        windows[0][1 + emb.WINDOW_STRIDE : 1 + span] == windows[1][1 : 1 + span - emb.WINDOW_STRIDE]
+    )
+    assert len(model.windows("short text")) == 1
+
+
+def test_single_text_path_matches_the_padded_batch_path(model: emb.Embedder) -> None:
+    """A question skips the padding layout; its vector must be the batch path's, bit for bit.
+
+    Stored vaults hold vectors from either path, so the two must never drift apart.
+    """
+    texts = ["where does the deploy script live?", "a longer memory " * 12, "kettle"]
+    batched = model.embed_windows(texts)  # padded to the longest text in the batch
+    for text, windows in zip(texts, batched, strict=True):
+        assert np.array_equal(model.embed_query(text), windows[0])
+
+
+def test_vector_bytes_round_trip(model: emb.Embedder) -> None:
+    windows = model.embed_windows(["one window", "x " * 600])[1]
+    back = vector_from_bytes(vector_to_bytes(windows))
+    assert back is not None and back.shape == windows.shape
+    assert float(np.abs(back - windows).max()) < 1e-2
+    assert vector_from_bytes(b"\x00" * 7) is None
+
+
+def test_pinned_file_must_match(tmp_path: Path) -> None:
+    real = locate(TOKENIZER_FILE)
+    verify(TOKENIZER_FILE, real)  # the installed one passes
+    copy = tmp_path / "tokenizer.json"
+    shutil.copy(real, copy)
+    data = bytearray(copy.read_bytes())
+    data[100] ^= 0x01
+    copy.write_bytes(bytes(data))
+    with pytest.raises(IntegrityError, match="sha256"):
+        verify(TOKENIZER_FILE, copy)
+
+
+def test_missing_model_package_is_a_clear_unsupported_error() -> None:
+    with pytest.raises(UnsupportedError, match="not installed"):
+        locate(PinnedFile("affidavit-no-such-model-package", "model.onnx", "0" * 64))
+
+
+def test_availability_reports_without_loading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert emb.availability() == {"semantic": True, "model": emb.MODEL_ID, "dim": emb.DIM}
+    monkeypatch.setenv("AFFIDAVIT_EMBEDDER", "off")
+    off = emb.availability()
+    assert off["semantic"] is False and "AFFIDAVIT_EMBEDDER=off" in off["reason"]
