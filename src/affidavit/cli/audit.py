@@ -54,7 +54,7 @@ def verify(
 
 
 def _verify_proxy_log(log: Path, as_json: bool) -> None:
-    from affidavit.proxy.audit import verify_log
+    from affidavit.proxy import verify_log
 
     report = verify_log(log)
     brk = report.first_break

@@ -46,7 +46,7 @@ def _make_key(directory: Path) -> Path:
 
 
 def _build(workdir: Path) -> Path:
-    from affidavit.packs.build import build_pack
+    from affidavit.packs import build_pack
 
     sample = resources.files("affidavit.packs") / "sample"
     with (
@@ -59,7 +59,7 @@ def _build(workdir: Path) -> Path:
 
 
 def _sign(pack: Path, workdir: Path) -> tuple[Path, str]:
-    from affidavit.packs.sign import sign_pack
+    from affidavit.packs import sign_pack
 
     keys = workdir / "keys"
     keys.mkdir()
@@ -71,8 +71,7 @@ def _sign(pack: Path, workdir: Path) -> tuple[Path, str]:
 
 
 def _verify(pack: Path, pin: str) -> None:
-    from affidavit.packs.trust import TrustOptions
-    from affidavit.packs.verify import verify_pack
+    from affidavit.packs import TrustOptions, verify_pack
 
     trust = TrustOptions(trusted_fingerprints=(pin,), min_sequence=1, strict=True)
     verification = verify_pack(pack, trust).verification()
@@ -137,9 +136,8 @@ def _serve(pack: Path, pin: str) -> None:
 
 
 def _tampered(signed: Path, workdir: Path, pin: str) -> None:
+    from affidavit.packs import TrustOptions, verify_pack
     from affidavit.packs import format as fmt
-    from affidavit.packs.trust import TrustOptions
-    from affidavit.packs.verify import verify_pack
 
     _step("tampered copies are refused, each with its reason:")
     trust = TrustOptions(trusted_fingerprints=(pin,), strict=True)

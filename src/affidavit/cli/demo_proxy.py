@@ -126,7 +126,7 @@ def run(workdir: Path) -> None:
     """Catch a lying commit, confirm an honest write, replay a verified retry, check the log."""
     import anyio
 
-    from affidavit.proxy.audit import verify_log
+    from affidavit.proxy import verify_log
 
     repo, audit = workdir / "repo", workdir / "audit.jsonl"
     _make_repo(repo)

@@ -18,7 +18,7 @@ def build(
     description: Annotated[str | None, typer.Option(help="Text for the pack README.")] = None,
 ) -> None:
     """Build a pack: every quote verbatim, offsets and hashes computed, verified, or nothing."""
-    from affidavit.packs.build import build_pack
+    from affidavit.packs import build_pack
 
     with stderr.status("building and verifying the pack..."):
         built = build_pack(messages, records, out, title, description)

@@ -18,7 +18,7 @@ from affidavit.cli.output import warn
 from affidavit.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from affidavit.packs.trust import TrustOptions
+    from affidavit.packs import TrustOptions
 
 PACK_FLAG = "--pack"
 _USAGE = "usage: affidavit pack serve --pack /absolute/pack/dir [trust flags]"
@@ -26,7 +26,7 @@ _USAGE = "usage: affidavit pack serve --pack /absolute/pack/dir [trust flags]"
 
 def parse_serve_args(args: Sequence[str]) -> tuple[Path, TrustOptions]:
     """``(pack directory, TrustOptions)`` from raw arguments; refuses anything unknown."""
-    from affidavit.packs.trust import absolute_path, flag_value, parse_trust_args
+    from affidavit.packs import absolute_path, flag_value, parse_trust_args
 
     trust, rest = parse_trust_args(args)
     pack: Path | None = None
@@ -53,7 +53,7 @@ def serve(ctx: typer.Context) -> None:
     change while serving, every call is refused until restart.
     """
     pack_dir, trust = parse_serve_args(ctx.args)
-    from affidavit.packs.verify import verify_pack
+    from affidavit.packs import verify_pack
 
     pack = verify_pack(pack_dir, trust)  # before any MCP code runs or stdio is connected
     for message in pack.warnings:

@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         from datetime import UTC, datetime
 
         from affidavit.cli.output import stdout
-        from affidavit.packs.sign import parse_expires, sign_pack
+        from affidavit.packs import parse_expires, sign_pack
 
         now = datetime.now(UTC).replace(microsecond=0)
         result = sign_pack(pack, key, parse_expires(expires, now), out, sequence=sequence, now=now)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     import typer
 
-    from affidavit.packs.trust import TrustOptions
+    from affidavit.packs import TrustOptions
 
 HELP = """Verify a pack as a host would, and print the verification report.
 
@@ -44,15 +44,15 @@ USAGE = "DIR [TRUST FLAGS] [--at UTC-TIME] [--json]"
 
 def _parse(args: list[str]) -> "tuple[TrustOptions, Path, datetime | None, bool]":
     from affidavit.core.errors import UsageError
-    from affidavit.packs import format as fmt
-    from affidavit.packs.errors import PackFormatError
-    from affidavit.packs.trust import (
+    from affidavit.packs import (
+        PackFormatError,
         absolute_path,
         flag_value,
         parse_bool,
         parse_trust_args,
         take_flag,
     )
+    from affidavit.packs import format as fmt
 
     options, rest = parse_trust_args(args)
     pack: str | None = None
@@ -120,8 +120,7 @@ def _human(report: dict[str, Any]) -> str:
 
 def run(args: list[str]) -> None:
     """Verify the pack named in ``args``; print the report; raise PackRefused when refused."""
-    from affidavit.packs.errors import PackRefused
-    from affidavit.packs.verify import verify_pack
+    from affidavit.packs import PackRefused, verify_pack
 
     options, pack_dir, at, as_json = _parse(args)
     try:

@@ -109,11 +109,11 @@ def _load_verifiers(specs: list[str]) -> tuple[Any, ...]:
     """Built-in and entry-point verifiers, plus ``--verifier MODULE:ATTR`` ones."""
     import importlib
 
-    from affidavit.proxy.verifiers.base import Verifier
+    from affidavit.proxy import Verifier
 
     loaded: list[Any] = []
     try:
-        from affidavit.proxy.verifiers.registry import load_verifiers
+        from affidavit.proxy import load_verifiers
     except ImportError:
         pass
     else:
@@ -180,13 +180,16 @@ def proxy(
     from urllib.parse import urlparse
 
     from affidavit.core import offline
-    from affidavit.proxy.audit import AuditLog, default_log_path
-    from affidavit.proxy.intercept import ProxyInterceptor
-    from affidavit.proxy.options import ProxyOptions
-    from affidavit.proxy.otel import make_telemetry
-    from affidavit.proxy.policy import load_policy
-    from affidavit.proxy.relay import Relay
-    from affidavit.proxy.roots import validate_cli_roots
+    from affidavit.proxy import (
+        AuditLog,
+        ProxyInterceptor,
+        ProxyOptions,
+        Relay,
+        default_log_path,
+        load_policy,
+        make_telemetry,
+        validate_cli_roots,
+    )
 
     argv = list(ctx.meta.get(_BACKEND_ARGV, []))
     if backend_url is not None and argv:
@@ -197,13 +200,13 @@ def proxy(
         raise UsageError("--verify-timeout must be positive")
     backend: Any
     if backend_url is not None:
-        from affidavit.proxy.backend_http import HttpBackend, validate_url
+        from affidavit.proxy import HttpBackend, validate_url
 
         validate_url(backend_url)
         offline.allow([urlparse(backend_url).hostname or ""])
         backend = HttpBackend(backend_url, parse_headers(header, header_from_env))
     else:
-        from affidavit.proxy.backend_stdio import StdioBackend
+        from affidavit.proxy import StdioBackend
 
         backend = StdioBackend(argv)
     if otel_endpoint:
@@ -237,11 +240,10 @@ def trust_tools(
     ] = None,
 ) -> None:
     """Accept tool definitions that changed since they were pinned."""
-    from affidavit.proxy.audit import default_log_path
-    from affidavit.proxy.pinning import PINS_FILE, trust
+    from affidavit.proxy import PINS_FILE, default_log_path, trust_tools
 
     path = (audit_log or default_log_path()).expanduser().absolute().parent / PINS_FILE
-    accepted = trust(path, set(tool) if tool else None, backend)
+    accepted = trust_tools(path, set(tool) if tool else None, backend)
     if not accepted:
         stdout.print("nothing to trust: no changed tool definitions are waiting")
         return
@@ -260,8 +262,7 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Report which past calls a new policy would have decided differently."""
-    from affidavit.proxy.audit import read_entries
-    from affidavit.proxy.policy import load_policy
+    from affidavit.proxy import load_policy, read_entries
 
     new_policy = load_policy(policy)
     calls = [e for e in read_entries(audit) if e.get("kind") == "call"]

@@ -18,7 +18,7 @@ package's own source on first use, so there is no second list to keep in step.
 from __future__ import annotations
 
 import ast
-import importlib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,8 @@ def lazy_exports(
         if name not in table:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module_name, attribute = table[name]
-        module = importlib.import_module(module_name)
+        __import__(module_name)  # the import statement's path: ``-X importtime`` sees it
+        module = sys.modules[module_name]
         value = module if attribute is None else getattr(module, attribute)
         namespace[name] = value
         return value

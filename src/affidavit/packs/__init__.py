@@ -1,1 +1,66 @@
-"""The evidence plane: signed memory packs in the verified-memory format."""
+"""The evidence plane: signed memory packs in the verified-memory format.
+
+Public API (every name is loaded on first use, so ``affidavit pack verify`` imports only what
+verifying needs)::
+
+    from affidavit.packs import TrustOptions, verify_pack
+
+    verify_pack(pack_dir, trust=TrustOptions(...), *, at=None) -> VerifiedPack
+        the ordered checks (files, checksums, records, PACK.json, signature, trust, sequence,
+        expiry), each with its own PackRefused; VerifiedPack holds the verified records, the
+        report and the snapshot that later calls compare with the folder
+    build_pack(messages_path, records_path, out, title, description=None) -> BuiltPack
+        every quote proven verbatim in its message
+    sign_pack(pack, key, expires, out, *, sequence=None, now=None) -> SignResult
+        SSHSIG over SHA256SUMS, PACK.json written
+    parse_expires(text, now) -> datetime              PACK.json expiry: a date or Nd
+    PackIndex(records).search(query, Filters(...))    search / get over verified records
+    MAX_QUERY_CHARS
+    TrustOptions, parse_trust_args(args), take_flag / flag_value(args, i, name),
+    parse_bool(name, value), absolute_path(name, value)
+        the trust flags (and the flag reading) every pack command shares
+    PackFormatError, PackRefused, PackTrustRefused    the plane's errors
+    format        the bytes on disk: file names, limits, manifests, UTC keys (docs/FORMAT.md)
+"""
+
+from typing import TYPE_CHECKING
+
+from affidavit.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from affidavit.packs import format
+    from affidavit.packs.build import build_pack
+    from affidavit.packs.errors import PackFormatError, PackRefused, PackTrustRefused
+    from affidavit.packs.search import MAX_QUERY_CHARS, Filters, PackIndex
+    from affidavit.packs.sign import parse_expires, sign_pack
+    from affidavit.packs.trust import (
+        TrustOptions,
+        absolute_path,
+        flag_value,
+        parse_bool,
+        parse_trust_args,
+        take_flag,
+    )
+    from affidavit.packs.verify import VerifiedPack, verify_pack
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "Filters",
+    "PackFormatError",
+    "PackIndex",
+    "PackRefused",
+    "PackTrustRefused",
+    "TrustOptions",
+    "VerifiedPack",
+    "absolute_path",
+    "build_pack",
+    "flag_value",
+    "format",
+    "parse_bool",
+    "parse_expires",
+    "parse_trust_args",
+    "sign_pack",
+    "take_flag",
+    "verify_pack",
+]
+__getattr__, __dir__ = lazy_exports(globals())

@@ -1,1 +1,72 @@
-"""The tool plane: a transparent JSON-RPC relay that verifies what MCP tools claim."""
+"""The tool plane: a transparent JSON-RPC relay that verifies what MCP tools claim.
+
+Public API (every name is loaded on first use: ``affidavit audit verify`` never imports the
+relay or an HTTP client)::
+
+    from affidavit.proxy import Relay, ProxyInterceptor, ProxyOptions
+
+    Relay(backend).run(make_interceptor) -> exit code   forward every message byte for
+        byte, except around what the interceptor judges (tools/call, resources/read)
+    ProxyInterceptor(relay, options)   policy, pins, verified replay, verifiers, audit log
+    ProxyOptions                     what the command line configured
+    StdioBackend(argv), HttpBackend(url, headers), validate_url(url)   the two backends
+    load_policy(path) -> Policy      a policy file, checked
+    validate_cli_roots(paths)        the roots given with --root
+    make_telemetry(exporter, endpoint) -> Telemetry | None   optional OpenTelemetry
+    Verifier, load_verifiers()       the verifier contract, and every installed plugin
+    PINS_FILE, trust_tools(path, tools=None, backend=None) -> [changes]   accept changed
+        tool definitions (``affidavit proxy trust-tools``)
+
+    The audit log (hash-chained JSONL, nothing secret in it):
+    AuditLog(path, session), AuditEntry (one entry, typed), default_log_path(),
+    read_entries(path) -> [AuditEntry] (a broken chain is refused), verify_log(path) -> LogReport
+"""
+
+from typing import TYPE_CHECKING
+
+from affidavit.core.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from affidavit.proxy.audit import (
+        AuditEntry,
+        AuditLog,
+        LogReport,
+        default_log_path,
+        read_entries,
+        verify_log,
+    )
+    from affidavit.proxy.backend_http import HttpBackend, validate_url
+    from affidavit.proxy.backend_stdio import StdioBackend
+    from affidavit.proxy.intercept import ProxyInterceptor
+    from affidavit.proxy.options import ProxyOptions
+    from affidavit.proxy.otel import make_telemetry
+    from affidavit.proxy.pinning import PINS_FILE
+    from affidavit.proxy.pinning import trust as trust_tools
+    from affidavit.proxy.policy import load_policy
+    from affidavit.proxy.relay import Relay
+    from affidavit.proxy.roots import validate_cli_roots
+    from affidavit.proxy.verifiers.base import Verifier
+    from affidavit.proxy.verifiers.registry import load_verifiers
+
+__all__ = [
+    "PINS_FILE",
+    "AuditEntry",
+    "AuditLog",
+    "HttpBackend",
+    "LogReport",
+    "ProxyInterceptor",
+    "ProxyOptions",
+    "Relay",
+    "StdioBackend",
+    "Verifier",
+    "default_log_path",
+    "load_policy",
+    "load_verifiers",
+    "make_telemetry",
+    "read_entries",
+    "trust_tools",
+    "validate_cli_roots",
+    "validate_url",
+    "verify_log",
+]
+__getattr__, __dir__ = lazy_exports(globals())

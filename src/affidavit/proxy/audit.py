@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir
 from affidavit.core.canonical import canonical_json, digest_json, sha256_hex
@@ -125,6 +125,40 @@ def arguments_digest(arguments: Mapping[str, Any]) -> str:
     return digest_json(redact(arguments))
 
 
+AuditEntry = TypedDict(
+    "AuditEntry",
+    {
+        "session": str,  # the proxy process that wrote it (random per start)
+        "ts": str,  # UTC time the entry was recorded
+        "kind": Literal["call", "read", "refused", "sampling", "pin-changed"],
+        "method": str,  # tools/call, resources/read
+        "backend": str,
+        "tool": str,
+        "uri": str,  # redacted
+        "arguments": Any,  # redacted (:func:`redact`)
+        "arguments_sha256": str,  # of the redacted arguments
+        "outcome": str,  # result, replayed, denied, refused, approval-asked, error, ...
+        "policy": dict[str, Any],  # the decision: action, rule, allowed, reason
+        "verdict": str | None,  # verified, contradicted, unchecked; None: no verifier ran
+        "verifier": str,
+        "claim": Any,  # redacted
+        "evidence": list[Any],  # redacted
+        "timings_ms": dict[str, float],
+        "forwarded": bool,
+        "from": str,  # a refused line: host or backend
+        "reason": str,
+        "id": Any,  # a refused line's JSON-RPC id(s)
+        "line_sha256": str,
+        "pinned": str,  # a changed tool definition: the pinned and the seen hash
+        "seen": str,
+    },
+    total=False,
+)
+"""One entry of the audit log as the proxy writes it and ``proxy replay`` and the
+``affidavit://audit`` resource read it: the body of one chain link. Which fields an entry has
+depends on its ``kind``; every value is redacted before it is written (nothing secret)."""
+
+
 @dataclass(frozen=True)
 class LogReport:
     """The result of walking a log: ``ok`` when every link verified."""
@@ -160,7 +194,7 @@ def verify_log(path: Path) -> LogReport:
     return LogReport(ok=True, entries=len(links), head=head)
 
 
-def read_entries(path: Path) -> list[dict[str, Any]]:
+def read_entries(path: Path) -> list[AuditEntry]:
     """Every entry body in order (for ``proxy replay``); a broken chain is refused."""
     report = verify_log(path)
     if not report.ok:
@@ -170,7 +204,7 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
             f"{report.first_break.reason}",
             "run `affidavit audit verify --log FILE` and use an intact log",
         )
-    return [dict(body) for _, _, body in _links(path)]
+    return [cast("AuditEntry", dict(body)) for _, _, body in _links(path)]
 
 
 def _last_hash(handle: Any) -> str:
@@ -207,16 +241,16 @@ class AuditLog:
     path: Path
     session: str
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _session_entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    _session_entries: list[AuditEntry] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
         if not self.path.parent.exists():  # a new directory is private; an existing one is kept
             ensure_private_dir(self.path.parent)
 
-    def remember(self, body: Mapping[str, Any]) -> dict[str, Any]:
+    def remember(self, body: Mapping[str, Any]) -> AuditEntry:
         """Add ``body`` to this session's entries now (the disk write may follow later)."""
-        entry = {"session": self.session, **dict(body)}
+        entry = cast("AuditEntry", {"session": self.session, **dict(body)})
         self._session_entries.append(entry)  # list.append is atomic; no lock against disk IO
         return entry
 
@@ -237,7 +271,7 @@ class AuditLog:
                     with contextlib.suppress(OSError):
                         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    def append(self, body: Mapping[str, Any]) -> dict[str, Any]:
+    def append(self, body: Mapping[str, Any]) -> AuditEntry:
         """Remember ``body`` and write it; return the stored entry."""
         entry = self.remember(body)
         self.write(entry)
@@ -255,6 +289,6 @@ class AuditLog:
         with os.fdopen(fd, "r+b") as handle:
             _last_hash(handle)
 
-    def session_entries(self) -> list[dict[str, Any]]:
+    def session_entries(self) -> list[AuditEntry]:
         """This session's entries, oldest first (served as ``affidavit://audit``)."""
         return list(self._session_entries)

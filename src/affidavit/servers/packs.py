@@ -29,10 +29,8 @@ from typing import Any
 from affidavit import __version__
 from affidavit.core import sandbox
 from affidavit.core.errors import AffidavitError, IntegrityError, UsageError
+from affidavit.packs import MAX_QUERY_CHARS, Filters, PackFormatError, PackIndex, VerifiedPack
 from affidavit.packs import format as fmt
-from affidavit.packs.errors import PackFormatError
-from affidavit.packs.search import MAX_QUERY_CHARS, Filters, PackIndex
-from affidavit.packs.verify import VerifiedPack
 from affidavit.servers.results import error_result, json_result
 
 SEARCH_TOOL = "verified_memory_search"
