@@ -180,7 +180,8 @@ class Embedder:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
     def embed_query_soon(self, text: str) -> Future[npt.NDArray[np.float32]]:
         """Start embedding a question on the embedder's own thread; ``.result()`` waits.
@@ -192,7 +193,8 @@ class Embedder:
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """One vector for a search question (its first window: questions are short)."""
-        return self._run(self.windows(text)[:1])[0]
+        first: npt.NDArray[np.float32] = self._run(self.windows(text)[:1])[0]
+        return first
 
     def embed_windows(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
         """For each text, a (windows x 384) matrix; batches windows across texts by length."""

@@ -30,13 +30,13 @@ DEFAULT_LIMIT = 50
 def _field(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"a relation needs a non-empty {name}", "e.g. link alice owns repo-x")
-    value = " ".join(value.split())
-    if len(value) > MAX_FIELD_CHARS:
+    text = " ".join(value.split())
+    if len(text) > MAX_FIELD_CHARS:
         raise InputError(
             f"the relation's {name} is longer than {MAX_FIELD_CHARS} characters",
             "name the entity, do not describe it",
         )
-    return value
+    return text
 
 
 def parse_moment(value: Any, name: str) -> str | None:

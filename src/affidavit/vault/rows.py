@@ -337,7 +337,7 @@ class RowFile:
         """Copy the WAL into the main file and truncate it to zero bytes; True when done."""
         with db_errors(self.path):
             busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        return busy == 0
+        return int(busy) == 0
 
     def quick_check(self) -> str | None:
         """SQLite's structural check of the file; None when it is sound."""

@@ -48,7 +48,7 @@ class Gate:
         """Seconds until the next try is allowed (0 when it is allowed now)."""
         if self.failures < FREE_TRIES:
             return 0.0
-        pause = min(FIRST_PAUSE_S * 2 ** (self.failures - FREE_TRIES), MAX_PAUSE_S)
+        pause = min(FIRST_PAUSE_S * 2.0 ** (self.failures - FREE_TRIES), MAX_PAUSE_S)
         return max(0.0, self.last_failure + pause - now)
 
 

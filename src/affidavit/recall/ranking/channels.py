@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    Cosines = npt.NDArray[np.float64]
+
 #: Above this many windows an HNSW graph is built in the background and then answers the
 #: vector channel (DESIGN.md: exact below ~20k). benchmarks/recall_measures.py: the exact
 #: product costs ~1.4 ms at 10k windows and ~13 ms at 100k on this box.
@@ -261,10 +263,10 @@ class VectorIndex:
         rows = [self._rows_of.get(slot, []) for slot in slots]
         present = [i for i, r in enumerate(rows) if r]
         windows = self._matrix[[row for i in present for row in rows[i]]]
-        gram = np.einsum("ik,jk->ij", windows, windows).astype(np.float64)
+        gram: Cosines = np.einsum("ik,jk->ij", windows, windows).astype(np.float64)
         if len(present) == len(slots) == len(windows):  # one window each: the usual memory
             return gram
-        out = np.zeros((len(slots), len(slots)))
+        out: Cosines = np.zeros((len(slots), len(slots)))
         if present:
             starts = np.cumsum([0] + [len(rows[i]) for i in present[:-1]])
             best = np.maximum.reduceat(np.maximum.reduceat(gram, starts, axis=0), starts, axis=1)

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from affidavit.core.errors import (
     AffidavitError,
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from affidavit.vault import Vault
 
 _BATCH_INDEX = re.compile(r"^item (\d+): ")
+T = TypeVar("T")
 LOCKED_HINT = "ask the user to run `affidavit unlock` on this machine, then call the tool again"
 _ALL_RELATIONS = 1_000_000
 
@@ -130,7 +131,7 @@ class MemoryTools:
                 raise _locked() from None
         return self._memory
 
-    def _call(self, fn: Callable[[Memory], Any]) -> Any:
+    def _call(self, fn: Callable[[Memory], T]) -> T:
         """Run ``fn`` on the open vault; a lock by another process turns into the locked error."""
         memory = self.memory()
         try:
@@ -171,7 +172,8 @@ class MemoryTools:
 
     def memory_store(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Store one claim in the caller's (or a granted) namespace."""
-        return self.memory_store_many({"facts": [dict(args)]})["results"][0]
+        stored: dict[str, Any] = self.memory_store_many({"facts": [dict(args)]})["results"][0]
+        return stored
 
     def memory_store_many(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Store a batch: defaults filled, then all-or-nothing (grants checked by ``Memory``)."""
