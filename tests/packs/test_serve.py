@@ -123,15 +123,15 @@ def test_unsigned_sample_pack_contracts(sample_pack: Path, home: Path) -> None:
 
     messages = [tool_error(result) for result in out["bad"]]
     assert messages[0] == "affidavit: missing required argument 'query'; pass 'query'"
-    assert "argument 'query' must be a string" in messages[1]
-    assert "argument 'query' is too short" in messages[2]
+    assert "query must be of type string" in messages[1]  # the servers' one error line
+    assert "query is empty or too short" in messages[2]
     assert "longer than 512" in messages[3]
     assert "unknown argument 'limit'" in messages[4]
     assert "argument 'since' is not a UTC day or time" in messages[5]
     assert "argument 'until' is not a UTC day or time" in messages[6]
     assert "query has no words" in messages[7]
-    assert "argument 'id' does not match" in messages[8]
-    assert "argument 'id' does not match" in messages[9]  # no trailing newline either
+    assert "id has the wrong format" in messages[8]
+    assert "id has the wrong format" in messages[9]  # no trailing newline either
     assert "unknown argument 'extra'" in messages[10]
     assert "missing required argument 'id'" in messages[11]
     assert "Unknown tool: verified_memory_delete" in str(out["unknown"])

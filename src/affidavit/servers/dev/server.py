@@ -12,17 +12,13 @@ crash the server.
 
 from __future__ import annotations
 
-import sys
 import threading
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -39,8 +35,8 @@ from affidavit.servers.dev import (
     tools,
 )
 from affidavit.servers.dev.worktree import WorkTree
-from affidavit.servers.results import error_result
 from affidavit.servers.stdio import stdio_transport
+from affidavit.servers.toolkit import ToolSpec, check_arguments, crashed, failed, report_bug
 
 SERVER_NAME = "affidavit-devserver"
 DRAFT_TOOL = "draft_commit_message"
@@ -52,6 +48,19 @@ INSTRUCTIONS = (
 )
 T = TypeVar("T")
 Ctx = ServerRequestContext[Any]
+#: Failed calls of this server say ``error: ...`` (the other two say ``affidavit: ...``).
+PREFIX = "error: "
+DRAFT: ToolSpec[Callable[..., Any]] = ToolSpec(
+    DRAFT_TOOL,
+    None,
+    drafting.DESCRIPTION,
+    drafting.INPUT_SCHEMA,
+    drafting.OUTPUT_SCHEMA,
+    handler=drafting.draft,
+    read_only=True,
+    destructive=None,
+    returns_content=True,  # the model's words about the repository's content
+)
 
 
 class DevServer:
@@ -62,16 +71,8 @@ class DevServer:
         self.repo = workspace.repo
         self.roots = interact.RootsGate(self.repo.root)
         self._lock = threading.Lock()
-        self._tools = [_tool(spec) for spec in tools.TOOLS] + [
-            types.Tool(
-                name=DRAFT_TOOL,
-                description=drafting.DESCRIPTION,
-                input_schema=drafting.INPUT_SCHEMA,
-                output_schema=drafting.OUTPUT_SCHEMA,
-                annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
-            )
-        ]
-        self._validators = {t.name: Draft202012Validator(t.input_schema) for t in self._tools}
+        self._specs: dict[str, ToolSpec[Any]] = {s.name: s for s in (*tools.TOOLS, DRAFT)}
+        self._tools = [spec.listing() for spec in self._specs.values()]
         self._subscribed: set[str] = set()
 
     async def _locked(
@@ -117,43 +118,35 @@ class DevServer:
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
-            args = self._validated(params.name, params.arguments)
+            spec = self._spec(params.name)
+            args = check_arguments(spec, params.arguments)
             await self.roots.check(ctx, params)
-            if params.name == DRAFT_TOOL:
+            if spec is DRAFT:
                 diff = await self._locked(drafting.pending_diff, self.repo)
-                outcome = await drafting.draft(ctx, params, diff, args.get("hint"))
-                notice = True
+                outcome = await spec.handler(ctx, params, diff, args.get("hint"))
             else:
-                spec = tools.BY_NAME[params.name]
                 call = tools.Call(self.workspace, args, _progress_reporter(ctx))
-                outcome = await self._locked(spec.run, call, stop=call.stop)
-                notice = spec.returns_content
+                outcome = await self._locked(spec.handler, call, stop=call.stop)
                 if not spec.read_only:
                     await self._announce_changes(ctx)
         except interact.NeedInput as need:
             return need.result
         except AffidavitError as exc:
-            return error_result(f"error: {exc}")
+            return failed(exc, prefix=PREFIX)
         except Exception as exc:  # a bug must not take the server down with it
-            traceback.print_exc(file=sys.stderr)
-            return error_result(f"error: internal error ({type(exc).__name__}: {exc})")
+            return crashed(params.name, exc, prefix=PREFIX)
         content: list[types.ContentBlock] = [types.TextContent(type="text", text=outcome.text)]
-        if notice:  # a second block, so the first stays exactly what was read
+        if spec.returns_content:  # a second block, so the first stays exactly what was read
             content.append(types.TextContent(type="text", text=tools.DATA_NOTICE))
         return types.CallToolResult(content=content, structured_content=outcome.structured)
 
-    def _validated(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        validator = self._validators.get(name)
-        if validator is None:
+    def _spec(self, name: str) -> ToolSpec[Any]:
+        spec = self._specs.get(name)
+        if spec is None:
             raise InputError(
-                f"unknown tool {name!r}", f"tools are: {', '.join(sorted(self._validators))}"
+                f"unknown tool {name!r}", f"tools are: {', '.join(sorted(self._specs))}"
             )
-        args = dict(arguments or {})
-        problem = best_match(validator.iter_errors(args))
-        if problem is not None:
-            where = ".".join(str(p) for p in problem.absolute_path) or "arguments"
-            raise InputError(f"invalid arguments for {name}: {where}: {problem.message}")
-        return args
+        return spec
 
     # -- resources ------------------------------------------------------------------------------
 
@@ -240,26 +233,12 @@ def _progress_reporter(ctx: Ctx) -> tools.Progress:
     return report
 
 
-def _tool(spec: tools.ToolSpec) -> types.Tool:
-    return types.Tool(
-        name=spec.name,
-        description=spec.description,
-        input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
-        annotations=types.ToolAnnotations(
-            read_only_hint=spec.read_only,
-            destructive_hint=spec.destructive,
-            open_world_hint=False,
-        ),
-    )
-
-
 def _rpc_error(exc: Exception) -> MCPError:
     if isinstance(exc, NotFoundError):
         return MCPError(code=RESOURCE_NOT_FOUND, message=str(exc))
     if isinstance(exc, AffidavitError):
         return MCPError(code=types.INVALID_PARAMS, message=str(exc))
-    traceback.print_exc(file=sys.stderr)
+    report_bug("a request", exc)
     return MCPError(code=types.INTERNAL_ERROR, message=f"internal error ({type(exc).__name__})")
 
 

@@ -113,7 +113,12 @@ def _connect(target: Path, db: str, guard: _Guard) -> sqlite3.Connection:
         raise NotFoundError(f"no database {db!r} in the repository")
     mode = "ro" if guard.read_only else "rwc"
     uri = f"file:{urllib.parse.quote(str(target))}?mode={mode}"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error as exc:  # e.g. its folder does not exist: the caller's to fix
+        raise InputError(
+            f"cannot open database {db!r}: {exc}", "check the path; its folder must exist"
+        ) from None
     conn.set_authorizer(guard.authorize)
     conn.set_progress_handler(guard.progress, PROGRESS_STEPS)
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)

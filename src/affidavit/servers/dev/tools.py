@@ -18,7 +18,7 @@ from typing import Any
 
 from affidavit.servers.dev import ci, docker_tools, files, sqlite_tools
 from affidavit.servers.dev.worktree import WorkTree
-from affidavit.servers.schemas import input_object, output_object
+from affidavit.servers.toolkit import ToolSpec, input_object, output_object
 
 HEX40_SCHEMA = {"type": "string", "pattern": "^[0-9a-f]{40}$"}
 DATA_NOTICE = (
@@ -65,18 +65,8 @@ class Call:
         return self.workspace.repo
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as the client sees it, and the function that does the work."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any]
-    run: Callable[[Call], Outcome]
-    read_only: bool
-    destructive: bool = False  # may overwrite or delete what was there (MCP destructiveHint)
-    returns_content: bool = False  # repository content an agent must not take as instructions
+#: A dev tool's handler: one plain function of the call.
+Handler = Callable[[Call], Outcome]
 
 
 _STR = {"type": "string"}
@@ -223,55 +213,61 @@ def _docker_build(call: Call) -> Outcome:
     return Outcome(f"built {result['tag']} from {result['context']}", result)
 
 
-TOOLS: tuple[ToolSpec, ...] = (
+TOOLS: tuple[ToolSpec[Handler], ...] = (
     ToolSpec(
         "write_file",
+        None,
         "Write UTF-8 text to a file inside the repository (created or replaced atomically).",
         input_object({"path": _PATH, "content": _STR}, ["path", "content"]),
         _FILE_OUT,
-        _write_file,
+        handler=_write_file,
         read_only=False,
         destructive=True,
     ),
     ToolSpec(
         "read_file",
+        None,
         "Read a UTF-8 text file inside the repository.",
         input_object({"path": _PATH}, ["path"]),
         _FILE_OUT,
-        _read_file,
+        handler=_read_file,
         read_only=True,
         returns_content=True,
     ),
     ToolSpec(
         "git_status",
+        None,
         "Show the current branch, HEAD and every changed or untracked path.",
         input_object({}),
         _STATUS_OUT,
-        _git_status,
+        handler=_git_status,
         read_only=True,
     ),
     ToolSpec(
         "git_log",
+        None,
         "List the newest commits reachable from HEAD.",
         input_object(
             {"max_count": {"type": "integer", "minimum": 1, "maximum": MAX_LOG, "default": 10}}
         ),
         output_object({"commits": {"type": "array", "items": {"type": "object"}}}, ["commits"]),
-        _git_log,
+        handler=_git_log,
         read_only=True,
         returns_content=True,
     ),
     ToolSpec(
         "git_diff",
+        None,
         "Show uncommitted changes (staged and unstaged) against a commit (default HEAD).",
         input_object({"target": {"type": "string", "description": "branch, tag or commit"}}),
         output_object({"target": _STR, "diff": _STR}, ["target", "diff"]),
-        _git_diff,
+        handler=_git_diff,
         read_only=True,
         returns_content=True,
     ),
     ToolSpec(
         "git_commit",
+        None,
         "Stage the given paths (or every change) and commit them; returns the new commit hash.",
         input_object(
             {
@@ -283,11 +279,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         output_object(
             {"commit_hash": HEX40_SCHEMA, "branch": {"type": ["string", "null"]}}, ["commit_hash"]
         ),
-        _git_commit,
+        handler=_git_commit,
         read_only=False,
     ),
     ToolSpec(
         "git_branch",
+        None,
         "Create a branch at base (default HEAD) without switching to it.",
         input_object(
             {
@@ -297,30 +294,33 @@ TOOLS: tuple[ToolSpec, ...] = (
             ["name"],
         ),
         output_object({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
-        _git_branch,
+        handler=_git_branch,
         read_only=False,
     ),
     ToolSpec(
         "git_branches",
+        None,
         "List local branches, the commit each points at, and the current one.",
         input_object({}),
         output_object(
             {"current": {"type": ["string", "null"]}, "branches": {"type": "array"}},
             ["current", "branches"],
         ),
-        _git_branches,
+        handler=_git_branches,
         read_only=True,
     ),
     ToolSpec(
         "git_checkout",
+        None,
         "Switch the work tree to an existing local branch.",
         input_object({"name": {"type": "string", "minLength": 1}}, ["name"]),
         output_object({"branch": _STR, "commit_hash": HEX40_SCHEMA}, ["branch", "commit_hash"]),
-        _git_checkout,
+        handler=_git_checkout,
         read_only=False,
     ),
     ToolSpec(
         "run_ci_pipeline",
+        None,
         "Run a pipeline of the .affidavit-ci.yml committed when the server started, step by "
         "step; report each step.",
         input_object({"pipeline": {"type": "string", "minLength": 1}}),
@@ -355,21 +355,23 @@ TOOLS: tuple[ToolSpec, ...] = (
             },
             ["pipeline", "passed", "steps"],
         ),
-        _run_ci,
+        handler=_run_ci,
         read_only=False,
         returns_content=True,
     ),
     ToolSpec(
         "sqlite_query",
+        None,
         "Run a read-only SQL statement on a SQLite database file inside the repository.",
         input_object({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
         output_object({"db": _STR, **_ROWS_OUT}, ["db", "columns", "rows", "truncated"]),
-        _sqlite_query,
+        handler=_sqlite_query,
         read_only=True,
         returns_content=True,
     ),
     ToolSpec(
         "sqlite_execute",
+        None,
         "Run one SQL statement that may change a SQLite database inside the repository "
         "(one transaction; the file is created if missing).",
         input_object({"db": _PATH, "sql": {"type": "string", "minLength": 1}}, ["db", "sql"]),
@@ -377,21 +379,23 @@ TOOLS: tuple[ToolSpec, ...] = (
             {"db": _STR, "changes": {"type": "integer"}, **_ROWS_OUT},
             ["db", "changes", "columns", "rows", "truncated"],
         ),
-        _sqlite_execute,
+        handler=_sqlite_execute,
         read_only=False,
         returns_content=True,
         destructive=True,
     ),
     ToolSpec(
         "docker_ps",
+        None,
         "List running Docker containers (needs a reachable Docker engine).",
         input_object({}),
         output_object({"containers": {"type": "array"}}, ["containers"]),
-        _docker_ps,
+        handler=_docker_ps,
         read_only=True,
     ),
     ToolSpec(
         "docker_build",
+        None,
         "Build a Docker image from a context directory inside the repository.",
         input_object(
             {
@@ -404,9 +408,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         output_object(
             {"tag": _STR, "context": _STR, "log_tail": _STR}, ["tag", "context", "log_tail"]
         ),
-        _docker_build,
+        handler=_docker_build,
         read_only=False,
     ),
 )
-
-BY_NAME = {spec.name: spec for spec in TOOLS}
