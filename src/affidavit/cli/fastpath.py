@@ -4,7 +4,9 @@
 measured target (0.35 s for 10,000 records). Typer pulls in rich and pydantic (about 0.2 s
 here), so this entry point runs ``pack verify`` directly when the command line is plainly
 that command, and hands everything else (including ``--help``) to the typer app unchanged.
-Errors are printed exactly as :func:`affidavit.cli.main.main` prints them.
+Errors are printed exactly as :func:`affidavit.cli.main.main` prints them. Library log records
+(warnings and errors; with ``AFFIDAVIT_DEBUG=1`` everything, tracebacks included) reach stderr
+one line each through :mod:`affidavit.cli.logs`.
 """
 
 import os
@@ -38,6 +40,9 @@ def _fail(message: str, code: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run ``affidavit``: the fast path when it applies, the full typer app otherwise."""
     offline.install_if_requested()
+    from affidavit.cli import logs
+
+    logs.configure(2 if os.environ.get("AFFIDAVIT_DEBUG") == "1" else 0)
     argv = sys.argv[1:] if argv is None else argv
     fast = _fast_args(argv)
     from affidavit.servers import memory_main  # `serve`: MCP start-up time is a target too

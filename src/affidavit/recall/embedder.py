@@ -317,5 +317,5 @@ def describe() -> dict[str, Any]:
     """What ``status`` reports about semantic recall."""
     emb = shared_embedder()
     if emb is None:
-        return {"semantic": False, "model": None, "reason": _reason}
+        return {"semantic": False, "model": None, "reason": unavailable_reason()}
     return {"semantic": True, "model": emb.model_id, "dim": emb.dim}

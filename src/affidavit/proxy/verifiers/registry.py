@@ -3,8 +3,9 @@
 The built-in verifiers are registered there too (``pyproject.toml``), so a third-party one is
 loaded exactly like them. An entry point may name a class or a zero-argument factory (called
 once) or a ready instance; whatever it yields must satisfy :class:`Verifier`. A plugin that
-fails to import, to construct, or to look like a verifier is reported on stderr in one line
-and skipped — one broken plugin never stops the proxy or the other verifiers.
+fails to import, to construct, or to look like a verifier is reported as one warning (through
+:mod:`logging`: the command shows it on stderr) and skipped — one broken plugin never stops
+the proxy or the other verifiers.
 
 Order matters because the relay uses the first verifier that applies: third-party plugins
 come first (so one can specialise a tool a built-in also covers), then the built-ins, each
@@ -13,21 +14,23 @@ group sorted by entry-point name so the order is the same on every run.
 
 from __future__ import annotations
 
-import sys
+import logging
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from affidavit.proxy.verifiers.base import ENTRY_POINT_GROUP, Verifier
 
 BUILTIN_PREFIX = "affidavit.proxy.verifiers."
+logger = logging.getLogger(__name__)
 
 
 def _report(entry: EntryPoint, why: str) -> None:
-    sys.stderr.write(
-        f"affidavit: warning: verifier plugin {entry.name!r} ({entry.value}) was skipped: "
-        f"{why}; fix or uninstall the package that provides it\n"
+    logger.warning(
+        "verifier plugin %r (%s) was skipped: %s; fix or uninstall the package that provides it",
+        entry.name,
+        entry.value,
+        why,
     )
-    sys.stderr.flush()
 
 
 def _instantiate(loaded: Any) -> Any:

@@ -101,5 +101,4 @@ class Hit:
     evidence: float
     p_vec: float
     p_lex: float
-    cosine: float | None = None
     channels: list[str] = field(default_factory=list)

@@ -248,9 +248,7 @@ def rank(
             channels.append("context")
         if dated[i]:
             channels.append("date")
-        hits.append(
-            Hit(entry.id, score, float(totals[i]), pvs, pls, semantic.get(listed[i]), channels)
-        )
+        hits.append(Hit(entry.id, score, float(totals[i]), pvs, pls, channels))
         if len(pool_scores) < pool:
             heapq.heappush(pool_scores, score)
         else:

@@ -34,7 +34,6 @@ class Finished:
     stdout: bytes
     stderr: bytes
     stdout_total: int
-    stderr_total: int
     timed_out: bool
     duration_ms: int
     stopped: bool = False  # killed because the caller set its stop flag
@@ -134,7 +133,6 @@ def run(
         stdout=out.result(),
         stderr=err.result() if err is not None else b"",
         stdout_total=out.total,
-        stderr_total=err.total if err is not None else 0,
         timed_out=timed_out,
         duration_ms=int((time.monotonic() - started) * 1000),
         stopped=stopped,
