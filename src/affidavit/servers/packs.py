@@ -31,7 +31,7 @@ from affidavit.core import sandbox
 from affidavit.core.errors import AffidavitError, IntegrityError, UsageError
 from affidavit.packs import MAX_QUERY_CHARS, Filters, PackFormatError, PackIndex, VerifiedPack
 from affidavit.packs import format as fmt
-from affidavit.servers.toolkit import ToolSpec, check_arguments, crashed, failed, json_result
+from affidavit.servers.toolkit import ToolSpec, answer, check_arguments
 
 SEARCH_TOOL = "verified_memory_search"
 GET_TOOL = "verified_memory_get"
@@ -188,13 +188,7 @@ def _build_server(tools: PackTools) -> Any:
         spec = specs.get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        try:
-            body = spec.handler(tools, params.arguments)
-        except AffidavitError as exc:
-            return failed(exc)
-        except Exception as exc:  # a bug: one line to the agent, details only on request
-            return crashed(params.name, exc)
-        return json_result(body)
+        return answer(params.name, lambda: spec.handler(tools, params.arguments))
 
     return Server(
         "affidavit-packs",

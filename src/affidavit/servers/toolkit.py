@@ -306,6 +306,26 @@ def error_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
+class HiddenToolError(Exception):
+    """A call to a tool the server does not offer right now: answered like an unknown tool
+    (a protocol error), so whether it exists cannot be told."""
+
+
+def answer(
+    tool: str, run: Callable[[], dict[str, Any]], *, prefix: str = PREFIX
+) -> types.CallToolResult:
+    """Run one call: its JSON result, or its failure as one line (:func:`failed`, or
+    :func:`crashed` for a bug). :class:`HiddenToolError` goes up, for a protocol error."""
+    try:
+        return json_result(run())
+    except HiddenToolError:
+        raise
+    except AffidavitError as exc:
+        return failed(exc, prefix=prefix)
+    except Exception as exc:  # a bug: one line to the agent, details only on request
+        return crashed(tool, exc, prefix=prefix)
+
+
 def failed(exc: AffidavitError, *, prefix: str = PREFIX) -> types.CallToolResult:
     """A failure the agent can act on: its one line (what went wrong; what to do)."""
     return error_result(f"{prefix}{exc}")

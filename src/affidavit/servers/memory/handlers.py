@@ -39,6 +39,7 @@ from affidavit.recall import (
     store_json,
 )
 from affidavit.recall import access as acl
+from affidavit.servers.toolkit import HiddenToolError
 
 if TYPE_CHECKING:
     from affidavit.recall import Memory
@@ -52,10 +53,6 @@ _ALL_RELATIONS = 1_000_000
 
 def _locked(detail: str = "the memory vault is locked") -> LockedError:
     return LockedError(detail, LOCKED_HINT)
-
-
-class HiddenToolError(Exception):
-    """A call to a tool this server does not offer right now: answered like an unknown tool."""
 
 
 class MemoryTools:

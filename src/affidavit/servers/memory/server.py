@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from affidavit import __version__
-from affidavit.core.errors import AffidavitError
 from affidavit.servers.memory.catalogue import INSTRUCTIONS, catalogue
-from affidavit.servers.memory.handlers import HiddenToolError, MemoryTools
-from affidavit.servers.toolkit import check_arguments, crashed, failed, json_result
+from affidavit.servers.memory.handlers import MemoryTools
+from affidavit.servers.toolkit import HiddenToolError, answer, check_arguments
 
 SERVER_NAME = "affidavit-memory"
 
@@ -49,27 +48,25 @@ def build_server(tools: MemoryTools, max_chars: int = 200) -> Any:
     def unknown(name: str) -> MCPError:
         return MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
 
-    def run(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def run(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         spec = specs[name]
-        checked = check_arguments(spec, arguments)
-        with tools.busy:
-            return spec.handler(tools, checked)
+
+        def call() -> dict[str, Any]:
+            checked = check_arguments(spec, arguments)
+            with tools.busy:
+                return spec.handler(tools, checked)
+
+        return answer(name, call)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in specs or not tools.offers(params.name):
             raise unknown(params.name)
-        arguments = dict(params.arguments or {})
         try:
-            body = await anyio.to_thread.run_sync(
-                run, params.name, arguments, limiter=one_at_a_time
+            return await anyio.to_thread.run_sync(
+                run, params.name, params.arguments, limiter=one_at_a_time
             )
         except HiddenToolError:
             raise unknown(params.name) from None
-        except AffidavitError as exc:
-            return failed(exc)
-        except Exception as exc:  # a bug: one line to the agent, details only on request
-            return crashed(params.name, exc)
-        return json_result(body)
 
     return Server(
         SERVER_NAME,
