@@ -36,8 +36,9 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.recall import access, bench
+    from affidavit.recall.access import WrongKindError
     from affidavit.recall.embedder import availability, shared_embedder
-    from affidavit.recall.memory import Memory, WrongKindError, embed_missing
+    from affidavit.recall.memory import Memory, embed_missing
     from affidavit.recall.selftest import run_selftest
     from affidavit.recall.views import (
         NOTICE,

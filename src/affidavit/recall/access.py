@@ -60,6 +60,15 @@ class Records(Settings, Protocol):
     def get(self, item_id: str) -> VaultItem: ...
 
 
+class WrongKindError(NotFoundError):
+    """The id names a record the caller may read, but of another kind than the one asked for
+    (a relation given to ``Memory.get_memory``, a memory to ``Memory.get_relation``)."""
+
+    def __init__(self, item_id: str, kind: str, wanted: str) -> None:
+        super().__init__(f"{item_id} is a {kind}, not a {wanted}")
+        self.kind = kind
+
+
 def check_name(value: str, what: str) -> str:
     """A caller or namespace name: 1-64 letters, digits and ``_.:-``."""
     if not isinstance(value, str) or not NAME_RE.fullmatch(value):

@@ -15,7 +15,7 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
         -> SearchPage {"results": [MemoryHit], "semantic": bool, "notice": str}
     m.get_memory(id) -> MemoryView (superseded ones too, with "superseded_by")
     m.get_relation(id) -> RelationView
-        (WrongKindError, a NotFoundError, when the id names a record of the other kind)
+        (access.WrongKindError, a NotFoundError, when the id names a record of another kind)
     m.recent(limit=10, namespace=None) -> [MemoryView, ...] newest first
     m.forget(id, shred=False) -> Forgotten {"id", "forgotten": True, "shredded": bool}
     m.link(subject, predicate, object, src_id=None, valid_from=None, valid_to=None,
@@ -116,15 +116,6 @@ def _entry(item: VaultItem) -> Entry:
 
 def _searchable(item: VaultItem) -> bool:
     return item.kind == MEMORY and not item.data.get("superseded_by")
-
-
-class WrongKindError(NotFoundError):
-    """The id names a record the caller may read, but of another kind than the one asked for
-    (a relation given to ``get_memory``, a memory to ``get_relation``)."""
-
-    def __init__(self, item_id: str, kind: str, wanted: str) -> None:
-        super().__init__(f"{item_id} is a {kind}, not a {wanted}")
-        self.kind = kind
 
 
 def _outcome(
@@ -464,7 +455,7 @@ class Memory:
         """The live record ``item_id`` of ``kind`` that the caller may read."""
         item = self.access.readable(item_id)
         if item.kind != kind:
-            raise WrongKindError(item_id, item.kind, kind)
+            raise access.WrongKindError(item_id, item.kind, kind)
         return item
 
     def recent(self, limit: int = 10, namespace: str | None = None) -> list[MemoryView]:
