@@ -235,15 +235,15 @@ class Memory:
         with self._lock, self.index.vector.foreground():
             self._sync()
             limit = self._max_chars()
-            told: list[claims.Claim] = []
+            proposed: list[claims.Claim] = []
             for i, fields in enumerate(batch):
                 where = f"item {i}: " if len(batch) > 1 else ""
                 if not isinstance(fields, Mapping):
                     raise InputError(f"{where}a memory must be an object")
-                told.append(claims.build_claim(fields, max_chars=limit, where=where))
+                proposed.append(claims.build_claim(fields, max_chars=limit, where=where))
             replaced: dict[str, int] = {}  # superseded id -> the item that replaces it
-            for i, claim in enumerate(told):
-                where = f"item {i}: " if len(told) > 1 else ""
+            for i, claim in enumerate(proposed):
+                where = f"item {i}: " if len(proposed) > 1 else ""
                 self._require_write(claim.namespace, where)
                 self._check_supersedes(claim, where)
                 for old in claim.supersedes or ():
@@ -252,19 +252,19 @@ class Memory:
                             f"{where}{old} is superseded by item {replaced[old]} already",
                             "let one memory of the batch replace it",
                         )
-            vectors = self._embed([c.text for c in told])
-            results: list[StoreOutcome | None] = [None] * len(told)
+            vectors = self._embed([c.text for c in proposed])
+            results: list[StoreOutcome | None] = [None] * len(proposed)
             new: list[tuple[int, NewItem]] = []
             now = utc_iso(timespec="seconds")
             repeats: dict[int, int] = {}  # item -> earlier new item of the batch it repeats
-            for i, claim in enumerate(told):
+            for i, claim in enumerate(proposed):
                 qv = vectors[i][0] if vectors is not None else None
                 decided = self._decide(claim, qv, now)
                 if decided is not None:
                     results[i] = decided
                     continue
                 earlier = next(
-                    (j for j, _ in new if same_claim(told[j], claim, vectors, j, i)), None
+                    (j for j, _ in new if same_claim(proposed[j], claim, vectors, j, i)), None
                 )
                 if earlier is not None:
                     repeats[i] = earlier
@@ -277,11 +277,11 @@ class Memory:
             amend = {
                 old: {"superseded_by": item.id}
                 for i, item in new
-                for old in told[i].supersedes or ()
+                for old in proposed[i].supersedes or ()
             }
             stored = self.vault.put_many([it for _, it in new], amend=amend) if new else []
             for (i, _), item in zip(new, stored, strict=True):
-                superseded = list(told[i].supersedes or ())
+                superseded = list(proposed[i].supersedes or ())
                 results[i] = _outcome(item.id, StoreStatus.STORED, superseded)
             for i, j in repeats.items():
                 first = results[j]
