@@ -54,7 +54,11 @@ def framed(line: bytes) -> bytes:
 
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of ``data`` to ``fd`` (waiting for room if the fd is non-blocking)."""
-    view = memoryview(data)
+    try:
+        written = os.write(fd, data)  # nearly always all of it, at once
+    except BlockingIOError:
+        written = 0
+    view = memoryview(data)[written:]
     while view:
         try:
             written = os.write(fd, view)

@@ -77,6 +77,8 @@ CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
 APPROVAL_TIMEOUT = 600.0
 _RAW_ARGUMENTS = "\0arguments"
 _RECEIPT = "\0receipt"  # turned into the receipt's redacted fields by the audit thread
+_NO_VERIFIER: Any = object()  # the receipt of a call no verifier judged, made by that thread
+_NO_VERIFIER_WHY = "no verifier for this tool"
 ROOTS_TIMEOUT = 10.0
 _NO_POLICY = Decision(ALLOW, -1, "no policy")
 
@@ -136,6 +138,7 @@ class ProxyInterceptor:
         self.backend_name = ""
         self._roots_task: asyncio.Task[None] | None = None
         self.runner = VerifierRunner(options.verifiers, options.verify_timeout)
+        self._backend_command = tuple(getattr(relay.backend, "argv", ()))
         self._backend_dirs = self._started_in()
         self._audit_writer = AuditWriter(self.audit, self._complete, self._audit_failed)
         methods = {
@@ -165,22 +168,25 @@ class ProxyInterceptor:
             body["arguments"], body["arguments_sha256"] = redacted_arguments(
                 body.pop(_RAW_ARGUMENTS)
             )
+        ts = utc_iso(datetime.fromtimestamp(stamp, UTC))
         if _RECEIPT in body:
-            body.update(self._receipt_fields(body.pop(_RECEIPT)))
-        return self.audit.remember({"ts": utc_iso(datetime.fromtimestamp(stamp, UTC)), **body})
+            receipt = body.pop(_RECEIPT)
+            if receipt is _NO_VERIFIER:
+                receipt = unchecked("none", body["tool"], _NO_VERIFIER_WHY, when=ts)
+            body.update(self._receipt_fields(receipt))
+        return self.audit.remember({"ts": ts, **body})
 
     @staticmethod
     def _audit_failed(exc: Exception) -> None:
         log(f"could not write the audit log ({exc})")
 
     def _context(self, method: str, name: str, arguments: Mapping[str, Any]) -> CallContext:
-        argv = getattr(self.relay.backend, "argv", ())
         return CallContext(
             method=method,
             name=name,
             arguments=arguments,
             backend=self.backend_name,
-            backend_command=tuple(argv),
+            backend_command=self._backend_command,
             roots=self.roots.all,
             settings=self.options.settings,
         )
@@ -233,7 +239,7 @@ class ProxyInterceptor:
         if decision.action != ALLOW:
             return None
         entry = self._call_entry(name, arguments)
-        entry["policy"] = {**decision.as_dict(), "allowed": True, "reason": decision.reason}
+        entry["policy"] = {**decision.as_dict(), "allowed": True}
         return _Forwarded(self, entry, timings, started, request.id)
 
     async def handle(self, request: HostRequest) -> None:
@@ -728,7 +734,7 @@ class ProxyInterceptor:
         )
         if result is None and verifier is None and not self.options.receipts:
             request.reply(line)  # nothing to judge: the original bytes, at once
-            receipt = unchecked("none", ctx.name, "no verifier for this tool")
+            receipt = _NO_VERIFIER
             self._finish(entry, receipt, timings, started, "forwarded", request.id)
             return
         if result is None:
@@ -759,7 +765,7 @@ class ProxyInterceptor:
         timings: dict[str, float],
     ) -> Receipt:
         if verifier is None:
-            return unchecked("none", ctx.name, "no verifier for this tool")
+            return unchecked("none", ctx.name, _NO_VERIFIER_WHY)
         if not snapshot_ok:
             return unchecked(verifier.name, ctx.name, "the pre-call snapshot failed")
         # an isError reply is judged too: it claims nothing, but the verifier closes its books
@@ -793,11 +799,14 @@ class ProxyInterceptor:
         outcome: str,
         request_id: Any,
     ) -> None:
+        """Record a call that got its reply (``receipt`` may be ``_NO_VERIFIER``)."""
         total = _ms(started)
         self._close(entry, outcome, receipt=receipt, timings_ms={**timings, "total": total})
         telemetry = self.options.telemetry
         if telemetry is not None:
-            verdict = receipt.verdict.value if receipt is not None else "error"
+            verdict = "error" if receipt is None else Verdict.UNCHECKED.value
+            if isinstance(receipt, Receipt):
+                verdict = receipt.verdict.value
             telemetry.record_call(
                 entry["tool"], str(request_id), total / 1000, verdict, outcome == "error"
             )
@@ -824,9 +833,8 @@ class _Forwarded:
 
     def answered(self, line: bytes) -> None:
         self.timings["backend"] = _ms(self.sent)
-        receipt = unchecked("none", self.entry["tool"], "no verifier for this tool")
         self.proxy._finish(
-            self.entry, receipt, self.timings, self.started, "forwarded", self.request_id
+            self.entry, _NO_VERIFIER, self.timings, self.started, "forwarded", self.request_id
         )
 
     def cut_short(self, exc: BaseException, forwarded: bool) -> None:

@@ -197,6 +197,7 @@ class Relay:
         self._counter = itertools.count(1)
         self._backend_gone = False
         self._host_gone = False
+        self._finishing = 0  # quick calls out of the table whose ending is still being recorded
         self._stopped = False  # shutdown is over: the reader threads act on nothing more
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ends: dict[str, asyncio.Future[None]] = {}
@@ -336,7 +337,6 @@ class Relay:
             self._send_backend(line)
 
     def _host_request(self, peek: Peek, line: bytes) -> None:
-        assert peek.method is not None
         key = peek.key
         with self._lock:  # only this thread adds host requests: checked, then added, safely
             in_use = key is not None and (key in self._held or key in self._to_backend)
@@ -354,7 +354,7 @@ class Relay:
         if interceptor is not None and peek.method in interceptor.methods:
             self._act_on(interceptor, peek, line)
             return
-        self._forward(peek, line, Pending(peek.method, peek.id))
+        self._forward(peek, line, Pending(peek.method or "", peek.id))
 
     def _act_on(self, interceptor: Interceptor, peek: Peek, line: bytes) -> None:
         """Hand a request to the interceptor: what it acts on is read in full first, and a
@@ -518,8 +518,7 @@ class Relay:
         key = peek.key
         if key is None:
             return True  # an error about a line the backend could not read: the host may want it
-        with self._lock:
-            pending = self._to_backend.pop(key, None)
+        pending = self._take(self._to_backend, key)
         if pending is None:
             if self._is_own(peek.id):
                 log("dropped a late answer to a question the proxy had given up on")
@@ -532,10 +531,26 @@ class Relay:
             self._soon(_settle, pending.future, line)
             return False
         if pending.quick is not None:
-            self.host.write(line)  # the reply first, the audit after
-            pending.quick.answered(line)
+            try:
+                self.host.write(line)  # the reply first, the audit after
+                pending.quick.answered(line)
+            finally:
+                self._finished()
             return False
         return True
+
+    def _take(self, table: dict[IdKey, Pending], key: IdKey | None) -> Pending | None:
+        """Take a request out of ``table``; a quick call counts as in flight until
+        :meth:`_finished` (its audit entry is not recorded yet)."""
+        with self._lock:
+            pending = table.pop(key, None) if key is not None else None
+            if pending is not None and pending.quick is not None:
+                self._finishing += 1
+            return pending
+
+    def _finished(self) -> None:
+        with self._lock:
+            self._finishing -= 1
 
     def _backend_request(self, peek: Peek, line: bytes) -> bool:
         """Let the interceptor answer a backend request; True when it goes on to the host."""
@@ -589,16 +604,17 @@ class Relay:
                 self._fail_waiting(side, request_id, peek.reason, text)
 
     def _fail_waiting(self, side: str, request_id: Any, reason: str, text: str) -> None:
-        key = jsonrpc.id_key(request_id)
         table = self._to_backend if side == "backend" else self._to_host
-        with self._lock:
-            pending = table.pop(key, None) if key is not None else None
+        pending = self._take(table, jsonrpc.id_key(request_id))
         if pending is not None and pending.future is not None:
             self._soon(_settle, pending.future, jsonrpc.AmbiguousMessage(reason))
         elif side == "backend" and pending is not None:
             self._error_to("host", request_id, jsonrpc.REPLY_REFUSED, text)
             if pending.quick is not None:
-                pending.quick.cut_short(jsonrpc.AmbiguousMessage(reason), forwarded=True)
+                try:
+                    pending.quick.cut_short(jsonrpc.AmbiguousMessage(reason), forwarded=True)
+                finally:
+                    self._finished()
         elif side == "host" and not self._is_own(request_id):
             self._error_to("backend", request_id, jsonrpc.INVALID_REQUEST, text)
 
@@ -685,7 +701,9 @@ class Relay:
 
     def _quick_in_flight(self) -> bool:
         with self._lock:
-            return any(p.quick is not None for p in self._to_backend.values())
+            return bool(self._finishing) or any(
+                p.quick is not None for p in self._to_backend.values()
+            )
 
     async def _after_backend_exit(self) -> None:
         with self._lock:
