@@ -175,16 +175,17 @@ def facts(count: int, seed: int) -> list[str]:
     """``count`` distinct short fictional facts (several slots vary, so no two are near
     copies that a duplicate check would fold together)."""
     rng = random.Random(seed)
-    seen: set[str] = set()
-    while len(seen) < count:
+    made: dict[str, None] = {}  # insertion-ordered: the same facts, in the same order, every run
+    while len(made) < count:
         day = rng.randrange(1, 29)
         month = rng.randrange(1, 13)
-        seen.add(
+        fact = (
             f"{rng.choice(FIRST)} {rng.choice(LAST)} {rng.choice(VERB)} {rng.choice(THING)} "
             f"in {rng.choice(PLACE)} on 2025-{month:02d}-{day:02d} "
             f"(ticket OPS-{rng.randrange(10**5)})."
         )
-    return sorted(seen, key=lambda _: rng.random())
+        made[fact] = None
+    return list(made)
 
 
 def queries(count: int, seed: int) -> list[str]:

@@ -251,3 +251,20 @@ def test_a_call_nobody_verifies_is_audited_as_on_the_full_path(raw_proxy, tmp_pa
         assert entry["arguments"] == redacted and entry["arguments_sha256"] == digest
         assert set(entry["timings_ms"]) == {"backend", "total"}
     assert "hunter2" not in path.read_text()
+
+
+def test_the_entry_of_an_unverified_call_is_what_redacting_its_receipt_gives():
+    """The audit thread writes the fields of the no-verifier receipt without rescanning the
+    proxy's own words; they must be exactly what the general redaction makes of them."""
+    from affidavit.proxy.intercept import _NO_VERIFIER_WHY, _no_verifier_fields
+    from affidavit.proxy.receipts import unchecked
+
+    for tool in ("echo", "token=abc123secretvalue", "write_file"):
+        receipt = unchecked("none", tool, _NO_VERIFIER_WHY)
+        full = {
+            "verdict": receipt.verdict.value,
+            "verifier": receipt.verifier,
+            "claim": redact(receipt.claim),
+            "evidence": redact([e.as_dict() for e in receipt.evidence]),
+        }
+        assert _no_verifier_fields(tool, receipt.evidence[0].when) == full

@@ -85,6 +85,7 @@ CONTENT_KEYS = frozenset(
 )
 """Arguments that carry a file's or a message's body: stored as a digest, never as text."""
 _MAX_STRING = 256
+_SCALARS = (bool, int, float)
 BATCH_WINDOW = 0.002
 """Seconds the audit thread lets entries gather after the first wakes it: a burst of calls
 costs one wake-up, one lock and one write instead of one each."""
@@ -123,6 +124,8 @@ def redact(value: Any, key: str = "") -> Any:
         if key in CONTENT_KEYS or len(value) > _MAX_STRING:
             return content_digest(value)
         return scrub(value)
+    if value is None or type(value) in _SCALARS:
+        return value
     if isinstance(value, list | tuple):
         return [redact(v, key) for v in value]
     if isinstance(value, dict | Mapping):  # a plain dict is told apart without the ABC check

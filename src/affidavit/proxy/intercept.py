@@ -171,9 +171,10 @@ class ProxyInterceptor:
         ts = utc_iso(datetime.fromtimestamp(stamp, UTC))
         if _RECEIPT in body:
             receipt = body.pop(_RECEIPT)
-            if receipt is _NO_VERIFIER:
-                receipt = unchecked("none", body["tool"], _NO_VERIFIER_WHY, when=ts)
-            body.update(self._receipt_fields(receipt))
+            if receipt is _NO_VERIFIER:  # what _receipt_fields makes of it, without rescanning
+                body.update(_no_verifier_fields(body["tool"], ts))  # the proxy's own words
+            else:
+                body.update(self._receipt_fields(receipt))
         return self.audit.remember({"ts": ts, **body})
 
     @staticmethod
@@ -810,6 +811,18 @@ class ProxyInterceptor:
             telemetry.record_call(
                 entry["tool"], str(request_id), total / 1000, verdict, outcome == "error"
             )
+
+
+def _no_verifier_fields(tool: str, when: str) -> dict[str, Any]:
+    """The audit fields of ``unchecked("none", tool, _NO_VERIFIER_WHY)`` observed at ``when``:
+    only the tool name comes from outside, so only it is redacted."""
+    evidence = {"observed": _NO_VERIFIER_WHY, "where": "affidavit proxy", "when": when}
+    return {
+        "verdict": Verdict.UNCHECKED.value,
+        "verifier": "none",
+        "claim": redact(tool),
+        "evidence": [{**evidence, "details": {}}],
+    }
 
 
 class _Forwarded:

@@ -27,11 +27,8 @@ def receipt_line(receipt: Receipt) -> str:
     return head
 
 
-def unchecked(verifier: str, claim: str, why: str, when: str | None = None) -> Receipt:
-    evidence = (
-        Evidence(why, "affidavit proxy") if when is None else Evidence(why, "affidavit proxy", when)
-    )
-    return Receipt(Verdict.UNCHECKED, verifier, claim, (evidence,))
+def unchecked(verifier: str, claim: str, why: str) -> Receipt:
+    return Receipt(Verdict.UNCHECKED, verifier, claim, (Evidence(why, "affidavit proxy"),))
 
 
 def tool_error(text: str, receipt: Receipt | None = None) -> dict[str, Any]:
