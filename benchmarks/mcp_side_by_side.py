@@ -312,10 +312,11 @@ def peer_venv(name: str, spec: str) -> Path | None:
 
 
 def minimal_env(home: Path, extra: dict[str, str]) -> dict[str, str]:
-    """What an MCP host gives a stdio server (HOME, PATH, ...), plus the tool's own settings."""
-    env = {
-        k: os.environ[k] for k in ("PATH", "LOGNAME", "USER", "SHELL", "TERM") if k in os.environ
-    }
+    """What an MCP host gives a stdio server (HOME, PATH, ...), plus the tool's own settings.
+    ``PYTHONPATH`` is passed on too, so another checkout's code can be measured the same way
+    (``PYTHONPATH=/path/to/old/src python benchmarks/mcp_side_by_side.py --only proxy``)."""
+    keys = ("PATH", "LOGNAME", "USER", "SHELL", "TERM", "PYTHONPATH")
+    env = {k: os.environ[k] for k in keys if k in os.environ}
     return {**env, "HOME": str(home), **extra}
 
 
@@ -327,7 +328,7 @@ class MemoryTool:
     home: Path
     command: list[str]
     env: dict[str, str]
-    fill: Callable[[list[str]], None]
+    fill: Callable[[list[str]], str]
     unlock: list[str]
     unlock_env: dict[str, str]
     unlock_stdin: str | None = None
@@ -335,20 +336,23 @@ class MemoryTool:
     def server(self) -> StdioServerParameters:
         return StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env)
 
-    def prepare(self, texts: list[str], fresh: bool) -> None:
+    def prepare(self, texts: list[str], fresh: bool) -> str:
         """The vault filled with ``texts`` (kept from an earlier run when it matches), and a
-        session open so the server starts without a passphrase."""
+        session open so the server starts without a passphrase; what its import reported."""
         marker = self.home / "filled"
         stamp = f"{len(texts)} facts, " + hashlib.sha256("\n".join(texts).encode()).hexdigest()
-        if fresh or not marker.exists() or marker.read_text() != stamp:
+        kept = marker.read_text().split("\n", 1) if marker.exists() else [""]
+        if fresh or kept[0] != stamp:
             shutil.rmtree(self.home)  # a session left from an earlier vault would be tried first
             (self.home / "private").mkdir(parents=True, mode=0o700)
             started = time.perf_counter()
-            self.fill(texts)
+            report = self.fill(texts)
             took = time.perf_counter() - started
             print(f"{self.name}: filled {len(texts)} facts in {took:.0f} s", file=sys.stderr)
-            marker.write_text(stamp)
+            marker.write_text(f"{stamp}\n{report}")
+            kept = [stamp, report]
         run(self.unlock, self.unlock_env, self.unlock_stdin)
+        return kept[1] if len(kept) > 1 else "?"
 
 
 def tool_home(work: Path, name: str) -> Path:
@@ -371,7 +375,7 @@ def affidavit_tool(work: Path) -> MemoryTool:
     cli = [sys.executable, "-m", "affidavit"]
     secret_env = {**env, "AFFIDAVIT_PASSPHRASE": PASSPHRASE}
 
-    def fill(texts: list[str]) -> None:
+    def fill(texts: list[str]) -> str:
         run([*cli, "init", "--json"], secret_env)
         lines = home / "import.jsonl"
         with lines.open("w") as out:
@@ -386,7 +390,7 @@ def affidavit_tool(work: Path) -> MemoryTool:
                 }  # fmt: skip
                 out.write(json.dumps(record) + "\n")
         report = json.loads(run([*cli, "import", str(lines), "--json"], secret_env))
-        print(f"affidavit import: {report}", file=sys.stderr)
+        return f"imported {report['imported']} of {report['rows']}"
 
     return MemoryTool(
         name="affidavit",
@@ -409,7 +413,7 @@ def compartment_tool(work: Path, venv_home: Path) -> MemoryTool:
     cli = [str(venv_home / "bin" / "compartment"), "--vault", str(vault)]
     secret_env = {**env, "COMPARTMENT_PASSPHRASE": PASSPHRASE}
 
-    def fill(texts: list[str]) -> None:
+    def fill(texts: list[str]) -> str:
         create = (  # what `compartment init` does, minus the starter facts it always seeds
             "import sys\nfrom compartment.vault import Vault\n"
             "Vault.create(sys.argv[1], sys.stdin.read().strip()).save()\n"
@@ -419,8 +423,7 @@ def compartment_tool(work: Path, venv_home: Path) -> MemoryTool:
         with lines.open("w") as out:
             for text in texts:
                 out.write(json.dumps({"text": text, "source": "benchmark"}) + "\n")
-        print(f"compartment import: {run([*cli, 'import', str(lines)], secret_env).strip()}",
-              file=sys.stderr)  # fmt: skip
+        return run([*cli, "import", str(lines)], secret_env).strip()
 
     return MemoryTool(
         name="compartment",
@@ -586,7 +589,9 @@ def table(rows: list[Row], peers_note: str) -> str:
 
 
 async def measure(args: argparse.Namespace) -> None:
-    work = (args.workdir or OUT / "side-by-side").resolve()
+    work = (
+        args.workdir or OUT / ("side-by-side-quick" if args.quick else "side-by-side")
+    ).resolve()
     work.mkdir(parents=True, exist_ok=True)
     note = [
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()} {os.cpu_count()} cores, "
@@ -602,8 +607,7 @@ async def measure(args: argparse.Namespace) -> None:
         if installed["compartment"] is not None:
             tools.append(compartment_tool(work, installed["compartment"]))
         texts = facts(args.memories, seed=19)
-        for tool in tools:
-            tool.prepare(texts, args.fresh)
+        imports = [f"{tool.name} {tool.prepare(texts, args.fresh)}" for tool in tools]
         asked = queries(args.searches + args.warmup, seed=7)
         stored = facts(args.stores, seed=23)
         rows += await start_rows(tools, args.starts, asked[0])
@@ -613,7 +617,8 @@ async def measure(args: argparse.Namespace) -> None:
         note.append(
             f"memory rows: {args.memories:,} facts imported through each tool's bulk path; "
             f"{args.starts} fresh starts each, {args.searches} searches and {args.stores} "
-            "stores each, alternating; Compartment with COMPARTMENT_EMBED_DAEMON=0"
+            "stores each, alternating; Compartment with COMPARTMENT_EMBED_DAEMON=0; "
+            + "; ".join(imports)
         )
     if args.only in (None, "proxy"):
         row = await proxy_row(work, installed["verimcp"], args.calls)
