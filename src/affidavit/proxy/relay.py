@@ -144,7 +144,9 @@ class HostRequest:
         return isinstance(meta, dict) and jsonrpc.PROTOCOL_VERSION_META in meta
 
     def reply(self, line: bytes) -> None:
-        """Answer the host with a line as it is."""
+        """Answer the host with a line as it is (its id is free again the moment the host can
+        see the answer, so a host that reuses it at once is not refused)."""
+        self.relay.release(self)
         self.relay.host.write(line)
 
     def answer(self, result: dict[str, Any]) -> None:
@@ -191,7 +193,8 @@ class Relay:
         self._lock = threading.Lock()  # guards the three tables and the two "gone" flags
         self._to_backend: dict[IdKey, Pending] = {}
         self._to_host: dict[IdKey, Pending] = {}
-        self._held: dict[IdKey, HostRequest] = {}
+        self._held: dict[IdKey, HostRequest] = {}  # ids of requests not answered yet
+        self._handling: set[asyncio.Task[None]] = set()  # their tasks, until they end
         self._tasks: set[asyncio.Task[Any]] = set()
         self._prefix = f"affidavit-{secrets.token_hex(4)}-"
         self._counter = itertools.count(1)
@@ -295,20 +298,29 @@ class Relay:
     def _is_own(self, request_id: Any) -> bool:
         return isinstance(request_id, str) and request_id.startswith(self._prefix)
 
-    # ------------------------------------------------------------- host side
+    # ------------------------------------------------------------- readers
 
-    def _read_host(self) -> None:
+    def _pump(
+        self, side: str, read: Callable[[], bytes | None], handle: Callable[[Peek, bytes], None]
+    ) -> None:
+        """One side's reader thread: every line classified and handled, until the side ends
+        (or the relay stops acting on it)."""
         try:
             while True:
-                line = self.host.readline()
-                if line is None or self._host_gone or self._stopped:
+                line = read()
+                if line is None or self._stopped or (side == "host" and self._host_gone):
                     break
                 try:
-                    self._from_host(jsonrpc.peek(line), line)
+                    handle(jsonrpc.peek(line), line)
                 except Exception as exc:  # a bug: reported, and the relay goes on
-                    log(f"internal error on a line from the host ({type(exc).__name__}: {exc})")
+                    log(f"internal error on a line from the {side} ({type(exc).__name__}: {exc})")
         finally:
-            self._soon(self._ended, "host")
+            if side == "backend":
+                with self._lock:
+                    self._backend_gone = True
+            self._soon(self._ended, side)
+
+    # ------------------------------------------------------------- host side
 
     def _from_host(self, peek: Peek, line: bytes) -> None:
         kind = peek.kind
@@ -391,7 +403,16 @@ class Relay:
         self.backend.send(line)
 
     def _hold(self, request: HostRequest) -> None:
-        request.task = self.spawn(self._handle(request))
+        task = request.task = self.spawn(self._handle(request))
+        self._handling.add(task)
+        task.add_done_callback(self._handling.discard)
+
+    def release(self, request: HostRequest) -> None:
+        """Free a held request's id (it is answered, or its handling ended)."""
+        key = request.peek.key
+        with self._lock:
+            if key is not None and self._held.get(key) is request:
+                del self._held[key]
 
     async def _handle(self, request: HostRequest) -> None:
         assert self.interceptor is not None
@@ -418,10 +439,7 @@ class Relay:
                 )
             )
         finally:
-            key = request.peek.key
-            with self._lock:
-                if key is not None and self._held.get(key) is request:
-                    del self._held[key]
+            self.release(request)
 
     def _host_notification(self, peek: Peek, line: bytes) -> None:
         if peek.method == "notifications/cancelled":
@@ -479,21 +497,6 @@ class Relay:
         self.backend.send(line)
 
     # ---------------------------------------------------------- backend side
-
-    def _read_backend(self) -> None:
-        try:
-            while True:
-                line = self.backend.receive()
-                if line is None or self._stopped:
-                    break
-                try:
-                    self._from_backend(jsonrpc.peek(line), line)
-                except Exception as exc:  # a bug: reported, and the relay goes on
-                    log(f"internal error on a line from the backend ({type(exc).__name__}: {exc})")
-        finally:
-            with self._lock:
-                self._backend_gone = True
-            self._soon(self._ended, "backend")
 
     def _from_backend(self, peek: Peek, line: bytes) -> None:
         kind = peek.kind
@@ -660,8 +663,14 @@ class Relay:
                 await self.backend.close(grace=1.0)  # never leave the backend running alone
                 raise
         self._ends = {side: loop.create_future() for side in ("host", "backend")}
-        for side, read in (("host", self._read_host), ("backend", self._read_backend)):
-            threading.Thread(target=read, name=f"affidavit-{side}", daemon=True).start()
+        readers = (
+            ("host", self.host.readline, self._from_host),
+            ("backend", self.backend.receive, self._from_backend),
+        )
+        for side, read, handle in readers:
+            threading.Thread(
+                target=self._pump, args=(side, read, handle), name=f"affidavit-{side}", daemon=True
+            ).start()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             # a host that stops us with SIGTERM gets the same clean shutdown as closing stdin
             loop.add_signal_handler(signal.SIGTERM, self._ended, "host")
@@ -692,8 +701,7 @@ class Relay:
         the interceptor holds, and the quick ones the reader threads carry."""
         assert self._loop is not None
         deadline = self._loop.time() + timeout
-        with self._lock:
-            held = [r.task for r in self._held.values() if r.task is not None]
+        held = list(self._handling)
         if held:  # asyncio.wait, unlike wait_for, does not cancel what is still running
             await asyncio.wait(held, timeout=timeout)
         while self._loop.time() < deadline and self._quick_in_flight():
