@@ -20,10 +20,15 @@ GENESIS = "0" * 64
 
 def link_hash(prev: str, body: Mapping[str, Any]) -> str:
     """The hash of a link whose predecessor hashed to ``prev``."""
+    return link_hash_encoded(prev, canonical_json(dict(body)))
+
+
+def link_hash_encoded(prev: str, encoded_body: bytes) -> str:
+    """:func:`link_hash` for a body already in canonical JSON (a writer encodes it once)."""
     h = hashlib.sha256()
     h.update(prev.encode("ascii"))
     h.update(b"\n")
-    h.update(canonical_json(dict(body)))
+    h.update(encoded_body)
     return h.hexdigest()
 
 
