@@ -19,6 +19,7 @@ record id, because FTS5 rowids and matrix rows are integers.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sqlite3
 import threading
@@ -43,9 +44,13 @@ HNSW_INSERT_STEP = 64
 #: Longest pause per step: a steady stream of searches slows the build, never stops it.
 HNSW_MAX_PAUSE = 0.05
 
+#: Distinct words whose stem is remembered: a vault's vocabulary repeats, and stemming every
+#: word of 100k agent facts at unlock took 1.2 s of CPU uncached, 0.5 s cached.
+STEM_CACHE = 1 << 16
+
 _TERM = re.compile(r"\w+", re.UNICODE)
-#: A run of letters: what :func:`stem` reduces (digits and ids are left as they are).
-_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
+#: A run of letters (captured): what :func:`stem` reduces (digits and ids are left as they are).
+_LETTERS = re.compile(r"([^\W\d_]+)", re.UNICODE)
 _VOWEL = re.compile(r"[aeiouy]")
 
 
@@ -57,6 +62,7 @@ def query_terms(text: str) -> list[str]:
     return list(seen)
 
 
+@functools.lru_cache(maxsize=STEM_CACHE)
 def stem(word: str) -> str:
     """A lower-case word without its inflection: plural or third-person -s, -ed, -ing.
 
@@ -93,7 +99,9 @@ def stem(word: str) -> str:
 
 def stemmed(text: str) -> str:
     """Text lower-cased with every run of letters reduced by :func:`stem` (what is indexed)."""
-    return _LETTERS.sub(lambda m: stem(m.group(0)), text.lower())
+    parts = _LETTERS.split(text.lower())  # the letter runs at the odd places
+    parts[1::2] = map(stem, parts[1::2])
+    return "".join(parts)
 
 
 def _quoted(term: str) -> str:

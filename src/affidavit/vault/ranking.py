@@ -524,18 +524,32 @@ class RecallIndex:
         return _Literal(tuple(terms), max(info_total, math.log(n + 1)))
 
     def _sense(
-        self, semantic: dict[int, float], query_vector: npt.NDArray[np.float32]
+        self,
+        semantic: dict[int, float],
+        query_vector: npt.NDArray[np.float32],
+        exhaustive: bool,
     ) -> Callable[[Collection[int]], float]:
-        """How far a term's records are in the question's sense (0-1), by the best cosine
-        among them against the best cosine of all (:data:`LEX_SENSE_NEAR`, ``_FAR``)."""
+        """How far a term's records share the question's sense (0-1): the best cosine among
+        them against the best of all (:data:`LEX_SENSE_NEAR`, :data:`LEX_SENSE_FAR`).
+
+        ``semantic`` is the vector pool (the best cosines; ``exhaustive``: every record with
+        a vector), so a record outside it is below the pool's worst: only when that could
+        still count is anything computed, over the term's records alone.
+        """
         best = max(semantic.values())
-        near = {slot for slot, cosine in semantic.items() if cosine >= best - LEX_SENSE_NEAR}
+        worst = min(semantic.values())
 
         def related(postings: Collection[int]) -> float:
-            if not near.isdisjoint(postings):
-                return 1.0
-            closest = self.vector.best_cosine(postings, query_vector)
-            if closest is None:  # none of them has a vector: nothing to judge by
+            pooled = semantic.keys() & postings
+            if pooled:
+                closest: float | None = max(semantic[slot] for slot in pooled)
+            elif exhaustive:
+                closest = None  # none of them has a vector: nothing to judge by
+            elif best - worst >= LEX_SENSE_FAR:
+                closest = worst  # below the pool: out of the question's sense either way
+            else:
+                closest = self.vector.best_cosine(postings, query_vector)
+            if closest is None:
                 return 1.0
             gap = best - closest
             return min(1.0, max(0.0, (LEX_SENSE_FAR - gap) / (LEX_SENSE_FAR - LEX_SENSE_NEAR)))
@@ -570,9 +584,9 @@ class RecallIndex:
             if attempt == POOL_WIDENINGS:
                 pool = None
             semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
-            if attempt == 0 and semantic and query_vector is not None:
-                literal = literal.in_sense(self._sense(semantic, query_vector))
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
+            if attempt == 0 and semantic and query_vector is not None:
+                literal = literal.in_sense(self._sense(semantic, query_vector, exhausted))
             lexical = literal.p_lex(None if exhausted else semantic.keys())
             hits = self._rank(semantic, lexical, dates, filters, now, exclude, want, top_k is None)
             if pool is None or len(hits) >= want or exhausted or not filters.active():
