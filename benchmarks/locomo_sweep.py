@@ -7,15 +7,20 @@ in-RAM ``RecallIndex`` that an unlocked vault holds (imported rows: no age, save
 order, discovered on the session's day) and ranks every question with the product's ranking
 code. With no override its figures equal locomo.py's (the check before trusting a sweep).
 
-    python benchmarks/locomo_sweep.py "" "W_ANSWER=0.4" "W_DATE=0,W_NEIGHBOR=0.1"
+    python benchmarks/locomo_sweep.py [--split all|tune|heldout] [--save F] [--compare F]
+                                      [--label NAME] "" "W_ANSWER=0.4" "W_DATE=0,W_NEIGHBOR=0.1"
 
 Each argument is one setting: comma-separated NAME=VALUE overrides of
 ``affidavit.vault.ranking`` constants ("" = the shipped values). Prints recall@5,
-recall@10 and group_hit@5 over categories 1-4. Nothing is written to disk.
+recall@10 and group_hit@5 over categories 1-4, and each setting minus the first, paired per
+question (``benchmarks/stats.py``). Tune on ``--split tune`` (conversations 0-4).
+``--save F`` writes the first setting's per-question values; ``--compare F`` prints it
+minus a saved run (another revision).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -23,7 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo import DEFAULT_DATA, SCORED, convert
+import stats
+from locomo import DEFAULT_DATA, METRICS, REPO, SCORED, SPLITS, convert
 
 
 def embed(corpus: list[dict[str, Any]], queries: list[dict[str, Any]]) -> tuple[list, list]:
@@ -50,8 +56,10 @@ def embed(corpus: list[dict[str, Any]], queries: list[dict[str, Any]]) -> tuple[
     return turns, questions
 
 
-def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str, float]:
-    """Rank every scored question with the current ranking constants."""
+def score(
+    corpus: list, queries: list, turns: list, questions: list
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Rank every scored question with the current ranking constants; values per question."""
     from affidavit.vault.bench import Tally
     from affidavit.vault.ranking import Entry, RecallIndex
 
@@ -80,14 +88,22 @@ def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str
             continue
         ranked = [h.id for h in indexes[q["collection"]].search(q["text"], vector, top_k=10)]
         tally.add(q["id"], ranked, relevant, groups, 0.0)
-    summary = tally.summary()
-    return {k: summary[k] for k in ("recall@5", "recall@10", "group_hit@5")}
+    return {q: {"affidavit": v} for q, v in tally.per_query().items()}
 
 
 def main() -> None:
+    import argparse
+
     from affidavit.vault import ranking
 
-    settings = sys.argv[1:] or [""]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("settings", nargs="*", default=[""])
+    parser.add_argument("--split", choices=tuple(SPLITS), default="all")
+    parser.add_argument("--save", type=Path, default=None)
+    parser.add_argument("--compare", type=Path, default=None)
+    parser.add_argument("--label", default=None, help="name this run (default: the git revision)")
+    args = parser.parse_args()
+    settings = args.settings or [""]
     shipped = {k: getattr(ranking, k) for k in dir(ranking) if k.isupper()}
     overrides = []
     for setting in settings:
@@ -98,16 +114,46 @@ def main() -> None:
         overrides.append([(name, type(shipped[name])(value)) for name, _, value in pairs])
     if not DEFAULT_DATA.is_file():
         sys.exit(f"locomo_sweep: {DEFAULT_DATA} not found")
-    corpus, queries = convert(json.loads(DEFAULT_DATA.read_text()))
+    raw = DEFAULT_DATA.read_bytes()
+    corpus, queries = convert(json.loads(raw), SPLITS[args.split])
     turns, questions = embed(corpus, queries)
+    runs = []
     for setting, pairs in zip(settings, overrides, strict=True):
         for name, value in shipped.items():
             setattr(ranking, name, value)
         for name, value in pairs:
             setattr(ranking, name, value)
-        figures = score(corpus, queries, turns, questions)
-        label = setting or "shipped values"
-        print(label, " ".join(f"{k} {v:.4f}" for k, v in figures.items()), flush=True)
+        values = score(corpus, queries, turns, questions)
+        runs.append(values)
+        ids = sorted(values)
+        parts = []
+        for metric in METRICS:
+            mine = stats.column(values, ids, "affidavit", metric)
+            text = f"{metric} {sum(mine) / len(ids):.4f}"
+            if len(runs) > 1:
+                first = stats.column(runs[0], ids, "affidavit", metric)
+                text += f" {stats.paired_delta(mine, first).signed()}"
+            parts.append(text)
+        print(setting or "shipped values", " | ".join(parts), flush=True)
+    meta = {
+        "benchmark": "locomo",
+        "split": args.split,
+        "data": hashlib.sha256(raw).hexdigest()[:12],
+        "revision": args.label or stats.git_revision(REPO),
+        "overrides": {name: str(value) for name, value in overrides[0]},
+    }
+    if args.compare:
+        from rich.console import Console
+
+        saved_meta, saved = stats.load_run(args.compare)
+        if saved_meta.get("data") != meta["data"]:
+            sys.exit(f"{args.compare} was measured on other LoCoMo data")
+        label = (stats.run_label(meta), stats.run_label(saved_meta))
+        Console(width=160).print(
+            stats.compare_table("LoCoMo", runs[0], saved, "affidavit", METRICS, label)
+        )
+    if args.save:
+        stats.save_run(args.save, meta, runs[0])
 
 
 if __name__ == "__main__":
