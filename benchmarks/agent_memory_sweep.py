@@ -34,6 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import stats
+import tuning
 from agent_memory_data import SEED, Corpus, generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,74 +94,36 @@ def score(seed: int, data: tuple[list, list, list, list]) -> dict[str, dict[str,
 
 
 def main() -> None:
-    from affidavit.vault import ranking
     from affidavit.vault.embedder import shared_embedder
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("settings", nargs="*", default=[""])
+    tuning.add_sweep_arguments(parser)
     parser.add_argument("--seeds", type=int, nargs="+", default=[SEED])
-    parser.add_argument("--save", type=Path, default=None)
-    parser.add_argument("--compare", type=Path, default=None)
-    parser.add_argument("--label", default=None, help="name this run (default: the git revision)")
     args = parser.parse_args()
-    shipped = {k: getattr(ranking, k) for k in dir(ranking) if k.isupper()}
-    overrides = []
-    for setting in args.settings or [""]:
-        pairs = [p.partition("=") for p in setting.split(",") if p]
-        for name, _, _ in pairs:
-            if name not in shipped:
-                sys.exit(f"agent_memory_sweep: {name!r} is not a constant of {ranking.__name__}")
-        overrides.append([(name, type(shipped[name])(value)) for name, _, value in pairs])
+    specs = args.settings or [""]
+    overrides = tuning.settings(specs)
     embedder = shared_embedder()
     if embedder is None:
         sys.exit("agent_memory_sweep: the embedding model is not available")
     corpora = {seed: generate(seed) for seed in args.seeds}
     data = {seed: embed(corpus, embedder) for seed, corpus in corpora.items()}
-    runs = []
-    for setting, pairs in zip(args.settings or [""], overrides, strict=True):
-        for name, value in shipped.items():
-            setattr(ranking, name, value)
-        for name, value in pairs:
-            setattr(ranking, name, value)
+    sweep = tuning.Sweep(METRICS)
+    for spec, override in zip(specs, overrides, strict=True):
+        sweep.use(override)
         values: dict[str, dict[str, dict[str, float]]] = {}
         for seed in args.seeds:
             values |= score(seed, data[seed])
-        runs.append(values)
-        ids = sorted(values)
-        parts = []
-        for metric in METRICS:
-            mine = stats.column(values, ids, "affidavit", metric)
-            text = f"{metric} {sum(mine) / len(ids):.3f}"
-            if len(runs) > 1:
-                first = stats.column(runs[0], ids, "affidavit", metric)
-                text += f" {stats.paired_delta(mine, first).signed()}"
-            alone = stats.column(values, ids, "vector", metric)
-            text += f" (vector-only {stats.paired_delta(mine, alone).signed()})"
-            parts.append(text)
         stale = sum(v["affidavit"].get("superseded@5", 0.0) for v in values.values())
-        print(f"{setting or 'shipped values'} [{len(ids)} questions, seeds {args.seeds}]")
-        print("  " + " | ".join(parts) + f" | superseded@5 {stale:.0f}", flush=True)
+        print(f"{spec or 'shipped values'} [{len(values)} questions, seeds {args.seeds}]")
+        print(f"  {sweep.line(values, 'vector')} | superseded@5 {stale:.0f}", flush=True)
     meta = {
         "benchmark": "agent_memory_sweep",
         "seeds": args.seeds,
         "corpus": ",".join(corpora[s].fingerprint() for s in args.seeds),
-        "revision": args.label or stats.git_revision(REPO),
-        "overrides": {name: str(value) for name, value in overrides[0]},
+        "revision": stats.git_revision(REPO),
+        "overrides": {name: str(value) for name, value in overrides[0].items()},
     }
-    if args.compare:
-        saved_meta, saved = stats.load_run(args.compare)
-        if saved_meta.get("corpus") != meta["corpus"]:
-            sys.exit(f"{args.compare} was measured on other corpora ({saved_meta.get('corpus')})")
-        label = (stats.run_label(meta), stats.run_label(saved_meta))
-        from rich.console import Console
-
-        Console(width=160).print(
-            stats.compare_table(
-                "agent-memory tuning half", runs[0], saved, "affidavit", METRICS, label
-            )
-        )
-    if args.save:
-        stats.save_run(args.save, meta, runs[0])
+    sweep.finish(args, meta, "corpus", "agent-memory tuning half")
 
 
 if __name__ == "__main__":

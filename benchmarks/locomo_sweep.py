@@ -29,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import stats
+import tuning
 from locomo import DEFAULT_DATA, METRICS, REPO, SCORED, SPLITS, convert
 
 
@@ -94,66 +95,30 @@ def score(
 def main() -> None:
     import argparse
 
-    from affidavit.vault import ranking
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("settings", nargs="*", default=[""])
+    tuning.add_sweep_arguments(parser)
     parser.add_argument("--split", choices=tuple(SPLITS), default="all")
-    parser.add_argument("--save", type=Path, default=None)
-    parser.add_argument("--compare", type=Path, default=None)
-    parser.add_argument("--label", default=None, help="name this run (default: the git revision)")
     args = parser.parse_args()
-    settings = args.settings or [""]
-    shipped = {k: getattr(ranking, k) for k in dir(ranking) if k.isupper()}
-    overrides = []
-    for setting in settings:
-        pairs = [p.partition("=") for p in setting.split(",") if p]
-        for name, _, _ in pairs:
-            if name not in shipped:
-                sys.exit(f"locomo_sweep: {name!r} is not a constant of affidavit.vault.ranking")
-        overrides.append([(name, type(shipped[name])(value)) for name, _, value in pairs])
+    specs = args.settings or [""]
+    overrides = tuning.settings(specs)
     if not DEFAULT_DATA.is_file():
         sys.exit(f"locomo_sweep: {DEFAULT_DATA} not found")
     raw = DEFAULT_DATA.read_bytes()
     corpus, queries = convert(json.loads(raw), SPLITS[args.split])
     turns, questions = embed(corpus, queries)
-    runs = []
-    for setting, pairs in zip(settings, overrides, strict=True):
-        for name, value in shipped.items():
-            setattr(ranking, name, value)
-        for name, value in pairs:
-            setattr(ranking, name, value)
+    sweep = tuning.Sweep(METRICS)
+    for spec, override in zip(specs, overrides, strict=True):
+        sweep.use(override)
         values = score(corpus, queries, turns, questions)
-        runs.append(values)
-        ids = sorted(values)
-        parts = []
-        for metric in METRICS:
-            mine = stats.column(values, ids, "affidavit", metric)
-            text = f"{metric} {sum(mine) / len(ids):.4f}"
-            if len(runs) > 1:
-                first = stats.column(runs[0], ids, "affidavit", metric)
-                text += f" {stats.paired_delta(mine, first).signed()}"
-            parts.append(text)
-        print(setting or "shipped values", " | ".join(parts), flush=True)
+        print(spec or "shipped values", sweep.line(values, None), flush=True)
     meta = {
         "benchmark": "locomo",
         "split": args.split,
         "data": hashlib.sha256(raw).hexdigest()[:12],
-        "revision": args.label or stats.git_revision(REPO),
-        "overrides": {name: str(value) for name, value in overrides[0]},
+        "revision": stats.git_revision(REPO),
+        "overrides": {name: str(value) for name, value in overrides[0].items()},
     }
-    if args.compare:
-        from rich.console import Console
-
-        saved_meta, saved = stats.load_run(args.compare)
-        if saved_meta.get("data") != meta["data"]:
-            sys.exit(f"{args.compare} was measured on other LoCoMo data")
-        label = (stats.run_label(meta), stats.run_label(saved_meta))
-        Console(width=160).print(
-            stats.compare_table("LoCoMo", runs[0], saved, "affidavit", METRICS, label)
-        )
-    if args.save:
-        stats.save_run(args.save, meta, runs[0])
+    sweep.finish(args, meta, "data", "LoCoMo")
 
 
 if __name__ == "__main__":
