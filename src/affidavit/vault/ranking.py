@@ -62,8 +62,9 @@ if TYPE_CHECKING:
 
 # --- channel weights ------------------------------------------------------------------------
 #: Weight of the semantic channel: with MiniLM the literal channel is the stronger one on
-#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52), and 0.4/0.6 or
-#: 0.5/0.5 gained nothing measurable on the agent-memory tuning half.
+#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52); 0.4/0.6 gains
+#: agent-memory recall@1 (+0.015 on its tuning half) and loses LoCoMo's tuning recall@5
+#: (-0.018 [-0.031, -0.006]), 0.5/0.5 loses it more.
 W_VEC = 0.3
 #: Weight of the literal channel; its ceiling (4.8) stays far above the semantic one (0.64),
 #: so a conclusive literal match (a ticket id, a SHA) outranks any paraphrase.
