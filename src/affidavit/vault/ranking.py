@@ -11,7 +11,11 @@ The core scorer, for every memory (docs/recall.md, "How ranking works"):
   a hopeless question to certainty), capped below what a conclusive literal match reaches.
   ``p_lex`` is the share of the question's self-information ``I(t) = log((N+1)/df(t))``
   that a record holds, against at least one unique term's worth, so a term unique to one
-  memory is near-conclusive and a term in a tenth of the vault is almost nothing.
+  memory is near-conclusive and a term in a tenth of the vault is almost nothing. Terms
+  are matched on their inflection stem (:func:`affidavit.vault.index.stem`), and a term
+  counts only as far as the records holding it are in the question's sense: the best
+  cosine among them within LEX_SENSE_NEAR of the best match counts in full, beyond
+  LEX_SENSE_FAR not at all (a word whose every record is about something else).
 - Priors multiply, so they reorder matches and never surface a non-match: importance
   centred on 0.5; for an opinion, a recency bonus halving every OPINION_HALF_LIFE_DAYS
   since its last re-affirmation; for a question that names a date
@@ -42,8 +46,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -58,8 +62,9 @@ if TYPE_CHECKING:
 
 # --- channel weights ------------------------------------------------------------------------
 #: Weight of the semantic channel: with MiniLM the literal channel is the stronger one on
-#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52), and 0.4/0.6 or
-#: 0.5/0.5 gained nothing measurable on the agent-memory tuning half.
+#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52); 0.4/0.6 gains
+#: agent-memory recall@1 (+0.015 on its tuning half) and loses LoCoMo's tuning recall@5
+#: (-0.018 [-0.031, -0.006]), 0.5/0.5 loses it more.
 W_VEC = 0.3
 #: Weight of the literal channel; its ceiling (4.8) stays far above the semantic one (0.64),
 #: so a conclusive literal match (a ticket id, a SHA) outranks any paraphrase.
@@ -83,6 +88,15 @@ LEX_CAP = 0.999
 COMMON_SHARE = 0.20
 #: Below this many records the share rule cannot tell a common term; every term counts.
 COMMON_MIN_RECORDS = 50
+#: A question term is literal evidence in full when a record holding it comes within this
+#: much cosine of the best semantic match, and none when none comes within LEX_SENSE_FAR:
+#: a word whose every record is about something else is another sense of it or a
+#: coincidence ("manager" in "Aiko joined as an engineering manager", cosine 0.25, asked
+#: "Who is Rania's manager?", best 0.66). On both tuning halves the terms that found an
+#: answer came within 0.25 of the best in 99% of questions, while half of the AM terms
+#: that found none lay 0.33 or more below it.
+LEX_SENSE_NEAR = 0.2
+LEX_SENSE_FAR = 0.4
 #: The rarest terms' postings, up to this many records, create literal candidates; scoring
 #: ~4,300 candidates a query cost 27 ms at 100k memories (recall_measures.py).
 LEX_CANDIDATE_BUDGET = 1000
@@ -335,30 +349,52 @@ def _parse_time(value: str) -> datetime:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
-@dataclass
-class _Literal:
-    """Literal evidence for one question.
+@dataclass(frozen=True)
+class _Term:
+    """One informative question term: its information and the records holding it.
 
-    The rarest terms' postings (up to LEX_CANDIDATE_BUDGET records) create candidates; more
-    frequent terms only add their information to records already in play, unless the search
-    is exhaustive (the last pool widening), where every posting counts.
+    ``core`` terms (the rarest, up to LEX_CANDIDATE_BUDGET records) create candidates; the
+    others only add their information to records already in play, unless the search is
+    exhaustive (the last pool widening), where every posting counts.
     """
 
-    core: dict[int, float]
-    boosts: list[tuple[set[int], float]]
+    info: float
+    postings: Collection[int]
+    core: bool
+
+
+@dataclass(frozen=True)
+class _Literal:
+    """Literal evidence for one question: its informative terms, and the question's whole
+    information (the share's denominator)."""
+
+    terms: tuple[_Term, ...]
     denominator: float
 
     def p_lex(self, extra: Iterable[int] | None) -> dict[int, float]:
         """p_lex for the core candidates plus ``extra`` slots (``None``: every posting)."""
-        raw = dict(self.core)
+        boosts = [t for t in self.terms if not t.core and t.info > 0]
+        raw: dict[int, float] = {}
+        for term in self.terms:
+            if term.core and term.info > 0:
+                for slot in term.postings:
+                    raw[slot] = raw.get(slot, 0.0) + term.info
+        for slot in raw:
+            raw[slot] += sum(t.info for t in boosts if slot in t.postings)
         if extra is None:
-            extra = set().union(*(members for members, _ in self.boosts))
+            extra = set().union(*(t.postings for t in boosts))
         for slot in extra:
             if slot not in raw:
-                got = sum(info for members, info in self.boosts if slot in members)
+                got = sum(t.info for t in boosts if slot in t.postings)
                 if got:
                     raw[slot] = got
         return {slot: min(LEX_CAP, s / self.denominator) for slot, s in raw.items()}
+
+    def in_sense(self, related: Callable[[Collection[int]], float]) -> _Literal:
+        """Each term's information scaled by ``related`` of its postings (0-1); the
+        denominator stays: a term in the wrong sense is information no memory answers."""
+        terms = tuple(replace(t, info=t.info * related(t.postings)) for t in self.terms)
+        return _Literal(terms, self.denominator)
 
 
 class RecallIndex:
@@ -468,7 +504,7 @@ class RecallIndex:
     def _lexical(self, question: str) -> _Literal:
         """The question's literal evidence: per-term postings weighted by self-information."""
         n = len(self.keyword)
-        terms: list[tuple[int, float, str]] = []
+        found: list[tuple[int, float, str]] = []
         info_total = 0.0
         for term in query_terms(question) if n else []:
             if term in FUNCTION_WORDS:
@@ -479,22 +515,51 @@ class RecallIndex:
             info = math.log((n + 1) / max(df, 1))
             info_total += info
             if df:
-                terms.append((df, info, term))
-        terms.sort()
-        core: dict[int, float] = {}
-        boosts: list[tuple[set[int], float]] = []
+                found.append((df, info, term))
+        found.sort()
+        terms: list[_Term] = []
         fetched = 0
-        for i, (df, info, term) in enumerate(terms):
+        for i, (df, info, term) in enumerate(found):
             postings = self.keyword.postings(term)
             if i == 0 or fetched + df <= LEX_CANDIDATE_BUDGET:
                 fetched += df
-                for slot in postings:
-                    core[slot] = core.get(slot, 0.0) + info
+                terms.append(_Term(info, postings, core=True))
             else:
-                boosts.append((set(postings), info))
-        for slot in core:
-            core[slot] += sum(info for members, info in boosts if slot in members)
-        return _Literal(core, boosts, max(info_total, math.log(n + 1)))
+                terms.append(_Term(info, set(postings), core=False))
+        return _Literal(tuple(terms), max(info_total, math.log(n + 1)))
+
+    def _sense(
+        self,
+        semantic: dict[int, float],
+        query_vector: npt.NDArray[np.float32],
+        exhaustive: bool,
+    ) -> Callable[[Collection[int]], float]:
+        """How far a term's records share the question's sense (0-1): the best cosine among
+        them against the best of all (:data:`LEX_SENSE_NEAR`, :data:`LEX_SENSE_FAR`).
+
+        ``semantic`` is the vector pool (the best cosines; ``exhaustive``: every record with
+        a vector), so a record outside it is below the pool's worst: only when that could
+        still count is anything computed, over the term's records alone.
+        """
+        best = max(semantic.values())
+        worst = min(semantic.values())
+
+        def related(postings: Collection[int]) -> float:
+            pooled = semantic.keys() & postings
+            if pooled:
+                closest: float | None = max(semantic[slot] for slot in pooled)
+            elif exhaustive:
+                closest = None  # none of them has a vector: nothing to judge by
+            elif best - worst >= LEX_SENSE_FAR:
+                closest = worst  # below the pool: out of the question's sense either way
+            else:
+                closest = self.vector.best_cosine(postings, query_vector)
+            if closest is None:
+                return 1.0
+            gap = best - closest
+            return min(1.0, max(0.0, (LEX_SENSE_FAR - gap) / (LEX_SENSE_FAR - LEX_SENSE_NEAR)))
+
+        return related
 
     def search(
         self,
@@ -525,6 +590,8 @@ class RecallIndex:
                 pool = None
             semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
+            if attempt == 0 and semantic and query_vector is not None:
+                literal = literal.in_sense(self._sense(semantic, query_vector, exhausted))
             lexical = literal.p_lex(None if exhausted else semantic.keys())
             hits = self._rank(semantic, lexical, dates, filters, now, exclude, want, top_k is None)
             if pool is None or len(hits) >= want or exhausted or not filters.active():
