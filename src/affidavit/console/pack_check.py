@@ -1,0 +1,329 @@
+"""Check a pack: a zip upload or a folder on this machine, judged by ``packs.verify``.
+
+The page shows every check of the ordered verification (passed, failed, not reached, or not
+applicable), the signer and trust status, freshness, and the JSON ``affidavit pack verify
+--json`` prints for the same pack and flags: the verdict comes from the same call, nothing is
+judged here. The trust flags are read by the same parser as the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from affidavit.console.context import Console, Section, notice
+from affidavit.console.forms import local_path, read_form, text, upload
+from affidavit.console.html import Markup, join, tag
+from affidavit.core.errors import AffidavitError, UsageError
+
+if TYPE_CHECKING:
+    from affidavit.packs.errors import PackRefused
+    from affidavit.packs.trust import TrustOptions
+    from affidavit.packs.verify import VerifiedPack
+
+SLUG = "pack-check"
+PASSED, FAILED, NOT_REACHED, NOT_APPLICABLE = "passed", "failed", "not reached", "not applicable"
+_CHECK_TITLES = {
+    "files": "Files",
+    "checksums": "Checksums",
+    "records": "Records",
+    "pack_json": "PACK.json",
+    "signature": "Signature",
+    "trust": "Trust",
+    "sequence": "Sequence",
+    "expiry": "Expiry",
+}
+_FLAG_FIELDS = (
+    ("trusted_fingerprint", "--trusted-fingerprint"),
+    ("trusted_keys", "--trusted-keys"),
+    ("revoked_keys", "--revoked-keys"),
+    ("min_sequence", "--min-sequence"),
+)
+_BOOL_FIELDS = (("require_signature", "--require-signature"), ("strict", "--strict"))
+
+
+def trust_args(form: Any) -> list[str]:
+    """The form's trust settings as the command-line flags ``pack verify`` reads."""
+    args = [f"{flag}={text(form, name)}" for name, flag in _FLAG_FIELDS if text(form, name)]
+    args += [flag for name, flag in _BOOL_FIELDS if text(form, name)]
+    return args
+
+
+def _at(value: str) -> datetime | None:
+    if not value:
+        return None
+    from affidavit.packs import format as fmt
+    from affidavit.packs.errors import PackFormatError
+
+    try:
+        return fmt.parse_utc(value)
+    except PackFormatError as exc:
+        raise UsageError(f"--at {exc.message}") from exc
+
+
+def _passed_detail(check: str, verified: VerifiedPack, options: TrustOptions) -> tuple[str, str]:
+    """(status, what the check established) for a check the pack passed."""
+    report, meta = verified.report, verified.report.meta
+    signature = report.signature
+    if check == "files":
+        return PASSED, "only pack files, each a regular file within its size limit"
+    if check == "checksums":
+        return PASSED, f"SHA256SUMS matches all {len(report.digests)} sealed files"
+    if check == "records":
+        return PASSED, f"{report.record_count} records, every citation well formed"
+    if check == "pack_json":
+        if meta is None:
+            return NOT_APPLICABLE, "no PACK.json: the pack carries no dates"
+        sequence = f", sequence {meta.sequence}" if meta.sequence is not None else ""
+        return PASSED, f"created {meta.created_utc}, expires {meta.expires_utc}{sequence}"
+    if check == "signature":
+        if signature.hash_algorithm is None:
+            return NOT_APPLICABLE, "no SHA256SUMS.sig: the pack is unsigned"
+        return (
+            PASSED,
+            f"valid Ed25519 signature ({signature.hash_algorithm}) by {signature.fingerprint}",
+        )
+    if check == "trust":
+        return PASSED, _trust_text(verified)
+    if check == "sequence":
+        if options.min_sequence is None:
+            return NOT_APPLICABLE, "no minimum sequence set"
+        return PASSED, f"sequence {meta.sequence if meta else None} >= {options.min_sequence}"
+    freshness = report.freshness(report.judged_at)
+    if not options.strict:
+        return NOT_APPLICABLE, f"not enforced without strict; freshness is {freshness['status']}"
+    judged = report.as_dict()["judged_at"]
+    return PASSED, f"fresh at {judged}: expires {freshness['expires_utc']}"
+
+
+def _trust_text(verified: VerifiedPack) -> str:
+    signature = verified.report.signature
+    if signature.status == "verified":
+        how = "pinned" if signature.pinned else "listed in the trusted keys"
+        return f"signed by {signature.signer} ({signature.fingerprint}), {how}"
+    if signature.status == "untrusted":
+        return f"signed by {signature.fingerprint}, a key this check does not trust (not required)"
+    return "unsigned, and no signature is required"
+
+
+def check_rows(
+    verified: VerifiedPack | None, refusal: PackRefused | None, options: TrustOptions
+) -> list[tuple[str, str, str]]:
+    """(check, status, detail) for every check in the order verification runs them."""
+    from affidavit.packs.errors import CHECKS
+
+    rows = []
+    failed_at = CHECKS.index(refusal.check) if refusal is not None else len(CHECKS)
+    for index, check in enumerate(CHECKS):
+        if index > failed_at:
+            rows.append((check, NOT_REACHED, ""))
+        elif index == failed_at:
+            assert refusal is not None
+            rows.append((check, FAILED, str(refusal).removeprefix("pack refused: ")))
+        elif verified is not None:
+            rows.append((check, *_passed_detail(check, verified, options)))
+        else:
+            rows.append((check, PASSED, ""))
+    return rows
+
+
+def _judge(pack_dir: Path, options: TrustOptions, at: datetime | None) -> dict[str, Any]:
+    from affidavit.packs.errors import PackRefused
+    from affidavit.packs.verify import refusal_dict, verify_pack
+
+    try:
+        verified = verify_pack(pack_dir, options, at=at)
+    except PackRefused as exc:
+        return {
+            "rows": check_rows(None, exc, options),
+            "json": refusal_dict(pack_dir, exc),
+            "verified": None,
+        }
+    return {
+        "rows": check_rows(verified, None, options),
+        "json": verified.as_dict(),
+        "verified": verified,
+    }
+
+
+def _status_cell(status: str) -> Markup:
+    return tag("span", status, class_=f"status {status.replace(' ', '-')}")
+
+
+def _result(outcome: dict[str, Any], name: str) -> Markup:
+    report = outcome["json"]
+    verified = outcome["verified"]
+    table = tag(
+        "table",
+        tag(
+            "thead",
+            tag("tr", tag("th", "#"), tag("th", "check"), tag("th", "result"), tag("th", "detail")),
+        ),
+        tag(
+            "tbody",
+            [
+                tag(
+                    "tr",
+                    tag("td", index),
+                    tag("td", _CHECK_TITLES.get(check, check)),
+                    tag("td", _status_cell(status)),
+                    tag("td", detail),
+                    data_check=check,
+                    data_status=status,
+                )
+                for index, (check, status, detail) in enumerate(outcome["rows"], start=1)
+            ],
+        ),
+        class_="checks",
+    )
+    if verified is None:
+        banner = notice("error", tag("strong", "REFUSED"), f" — {report['error']}")
+        facts: Markup = join()
+    else:
+        signature, freshness = report["signature"], report["freshness"]
+        banner = notice(
+            "ok",
+            tag("strong", "VERIFIED"),
+            f" — {report['records']} records; this pack would be served",
+        )
+        facts = tag(
+            "dl",
+            _fact("signature", signature["status"]),
+            _fact("signer", signature["signer"] or "—"),
+            _fact("fingerprint", signature["fingerprint"] or "—"),
+            _fact("pinned", "yes" if signature["pinned"] else "no"),
+            _fact("freshness", freshness["status"]),
+            _fact("created", freshness["created_utc"] or "—"),
+            _fact("expires", freshness["expires_utc"] or "—"),
+            _fact("sequence", freshness["sequence"] if freshness["sequence"] is not None else "—"),
+            _fact("dates authenticated", "yes" if freshness["authenticated"] else "no"),
+            _fact("judged at", report["judged_at"]),
+            _fact("manifest sha256", report["manifest_sha256"]),
+            class_="facts",
+        )
+    warnings = [notice("warn", message) for message in report.get("warnings", [])]
+    raw = tag(
+        "details",
+        tag("summary", "As `affidavit pack verify --json` prints it"),
+        tag("pre", json.dumps(report, ensure_ascii=False, indent=2)),
+    )
+    return tag(
+        "section",
+        tag("h2", f"Result for {name}"),
+        banner,
+        warnings,
+        facts,
+        table,
+        raw,
+        class_="card",
+        id="result",
+    )
+
+
+def _fact(label: str, value: object) -> Markup:
+    return join(tag("dt", label), tag("dd", value))
+
+
+def _form() -> Markup:
+    def field(label: str, name: str, placeholder: str = "", kind: str = "text") -> Markup:
+        return tag("label", label, tag("input", type=kind, name=name, placeholder=placeholder))
+
+    def box(label: str, name: str) -> Markup:
+        return tag(
+            "label", tag("input", type="checkbox", name=name, value="1"), label, class_="check"
+        )
+
+    return tag(
+        "form",
+        tag(
+            "fieldset",
+            tag("legend", "The pack"),
+            tag(
+                "label",
+                "Zip file",
+                tag("input", type="file", name="pack_zip", accept=".zip,application/zip"),
+            ),
+            tag("p", "or", class_="or"),
+            field("Folder on this machine", "pack_dir", "/path/to/pack"),
+        ),
+        tag(
+            "fieldset",
+            tag("legend", "Trust (the flags of pack verify; all optional)"),
+            field("Trusted fingerprint(s)", "trusted_fingerprint", "SHA256:..."),
+            field("Trusted keys file", "trusted_keys", "/path/to/allowed_signers"),
+            field("Revoked keys file", "revoked_keys", "/path/to/revoked"),
+            field("Minimum sequence", "min_sequence", "e.g. 3"),
+            box("Require a trusted signature", "require_signature"),
+            box("Strict: require an unexpired PACK.json", "strict"),
+            field("Judge freshness at (UTC)", "at", "2026-10-12T18:00:00Z"),
+        ),
+        tag("button", "Check the pack", type="submit", class_="primary"),
+        method="post",
+        action=f"/{SLUG}/",
+        enctype="multipart/form-data",
+        class_="stack",
+    )
+
+
+def section(console: Console) -> Section:
+    """The pack checker."""
+
+    def show(result: Markup | None = None, status: int = 200) -> HTMLResponse:
+        intro = tag(
+            "p",
+            "Drop a pack (as a zip) or name its folder: every check runs in order, exactly as "
+            "`affidavit pack verify` runs them.",
+            class_="lead",
+        )
+        return console.page(
+            "Check a pack",
+            [tag("h1", "Check a pack"), intro, result, tag("section", _form(), class_="card")],
+            active=SLUG,
+            status=status,
+        )
+
+    async def index(request: Request) -> HTMLResponse:
+        return show()
+
+    async def check(request: Request) -> HTMLResponse:
+        scratch: Path | None = None
+        try:
+            form = await read_form(request)
+            from affidavit.packs.trust import parse_trust_args
+
+            options, rest = parse_trust_args(trust_args(form))
+            assert not rest
+            at = _at(text(form, "at"))
+            zipped, folder = upload(form, "pack_zip"), text(form, "pack_dir")
+            if (zipped is None) == (not folder):
+                raise UsageError("give either a zip file or a folder, not both or neither")
+            if zipped is not None:
+                from affidavit.console.uploads import extract_pack_zip
+
+                scratch = console.scratch("check-")
+                pack_dir = await run_in_threadpool(extract_pack_zip, zipped.file, scratch / "pack")
+                name = zipped.filename or "the upload"
+            else:
+                pack_dir, name = local_path("the folder", folder), folder
+            outcome = await run_in_threadpool(_judge, pack_dir, options, at)
+        except AffidavitError as exc:
+            return show(notice("error", str(exc)), status=400)
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+        return show(_result(outcome, name))
+
+    return Section(
+        slug=SLUG,
+        title="Check a pack",
+        summary="Verify a pack folder or zip: every ordered check, the signer, trust and freshness.",
+        routes=[Route("/", index), Route("/", check, methods=["POST"])],
+    )
