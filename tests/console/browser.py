@@ -34,10 +34,16 @@ class RunningConsole:
     """``affidavit console ARGS`` as a real process; ``url`` holds the token."""
 
     def __init__(
-        self, args: Sequence[str], env: Mapping[str, str], *, cwd: Path | None = None
+        self,
+        args: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        cwd: Path | None = None,
+        open_browser: bool = False,
     ) -> None:
+        flags = [] if open_browser else ["--no-browser"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "affidavit", "console", "--no-browser", *args],
+            [sys.executable, "-m", "affidavit", "console", *flags, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

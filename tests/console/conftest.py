@@ -18,13 +18,15 @@ from tests.support import REPO_ROOT, cli_env
 
 @pytest.fixture
 def start_console(home: Path) -> Iterator[Any]:
-    """A factory: ``start_console(*args, env=...)`` -> a :class:`RunningConsole`."""
+    """A factory: ``start_console(*args, env=..., open_browser=False)`` -> a running console."""
     started: list[RunningConsole] = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> RunningConsole:
+    def start(
+        *args: str, env: dict[str, str] | None = None, open_browser: bool = False
+    ) -> RunningConsole:
         environment = cli_env(home, env)
         environment["PYTHONPATH"] = str(REPO_ROOT)
-        console = RunningConsole(args, environment, cwd=home)
+        console = RunningConsole(args, environment, cwd=home, open_browser=open_browser)
         started.append(console)
         return console
 

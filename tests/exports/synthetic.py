@@ -113,7 +113,9 @@ LIBRARY = [
 ]
 
 
-def write_chatgpt(path: Path, conversations: Sequence[tuple[str, Sequence[Turn]]] = LIBRARY) -> Path:
+def write_chatgpt(
+    path: Path, conversations: Sequence[tuple[str, Sequence[Turn]]] = LIBRARY
+) -> Path:
     """A ChatGPT ``conversations.json`` at ``path`` (conversations an hour apart)."""
     data = [
         chatgpt_conversation(title, turns, BASE + 3600 * index)

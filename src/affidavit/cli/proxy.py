@@ -151,6 +151,10 @@ def proxy(
     verify_timeout: Annotated[
         float, _Opt("--verify-timeout", help="Seconds per verifier step.")
     ] = 60.0,
+    console: Annotated[
+        bool,
+        _Opt("--console", help="Also open the web console on this audit log (link on stderr)."),
+    ] = False,
 ) -> None:
     """Run the proxy: ``affidavit proxy [OPTIONS] -- BACKEND CMD ARGS...``."""
     if ctx.invoked_subcommand is not None:
@@ -202,7 +206,18 @@ def proxy(
         telemetry=make_telemetry(otel_exporter, otel_endpoint),
     )
     relay = Relay(backend)
-    code = asyncio.run(relay.run(lambda r: ProxyInterceptor(r, options)))
+    beside = None
+    if console:
+        from affidavit.console import start_beside
+
+        beside = start_beside(log_path)
+    try:
+        code = asyncio.run(relay.run(lambda r: ProxyInterceptor(r, options)))
+    finally:
+        if beside is not None:
+            from affidavit.console import stop_beside
+
+            stop_beside(beside)
     raise typer.Exit(code)
 
 

@@ -17,16 +17,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute
 
 from affidavit.console.html import Child, Markup, document, tag
-
-
-@dataclass(frozen=True)
-class ConsoleSettings:
-    """How this console was started (``affidavit console`` options)."""
-
-    audit_log: Path
-    port: int | None = None
-    open_browser: bool = True
-    stop_when_stdin_closes: bool = False
+from affidavit.console.settings import ConsoleSettings
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ import secrets
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import TextIO
 
-from affidavit.console.context import Console, ConsoleSettings
+from affidavit.console.settings import ConsoleSettings
 from affidavit.core.atomic import SECRET_FILE_MODE
 from affidavit.core.errors import ConflictError, UsageError
 
@@ -110,6 +111,7 @@ def serve(settings: ConsoleSettings, out: TextIO = sys.stdout) -> None:
         import uvicorn
 
         from affidavit.console.app import create_app
+        from affidavit.console.context import Console
 
         console = Console(settings, workspace)
         app = create_app(
@@ -140,3 +142,30 @@ def serve(settings: ConsoleSettings, out: TextIO = sys.stdout) -> None:
     finally:
         sock.close()
         shutil.rmtree(workspace, ignore_errors=True)
+
+
+def start_beside(audit_log: Path) -> subprocess.Popen[bytes]:
+    """Start a console on ``audit_log`` in a child process (``affidavit proxy --console``).
+
+    Its output goes to this process's stderr (a proxy's stdout is the MCP channel), and it
+    stops when its stdin closes, so it goes away with the proxy however the proxy ends.
+    """
+    command = [sys.executable, "-m", "affidavit", "console", "--audit-log", str(audit_log)]
+    return subprocess.Popen(
+        [*command, "--stop-when-stdin-closes"],
+        stdin=subprocess.PIPE,
+        stdout=sys.stderr.fileno(),
+        stderr=sys.stderr.fileno(),
+    )
+
+
+def stop_beside(process: subprocess.Popen[bytes]) -> None:
+    """Stop a console started by :func:`start_beside` (closing its stdin is the signal)."""
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        process.terminate()
+        process.wait()
