@@ -6,7 +6,6 @@ import io
 import json
 import zipfile
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -139,7 +138,8 @@ def broken_chatgpt() -> list[Any]:
                 claude_conversation("Who", [("user", "x")])
                 | {"chat_messages": [{"sender": "robot"}]}
             ],
-            "c.json: conversation 1 ('Who'), message 1: sender 'robot' is neither 'human' nor 'assistant'",
+            "c.json: conversation 1 ('Who'), message 1: sender 'robot' is neither 'human' nor "
+            "'assistant'",
         ),
         (
             [{k: v for k, v in claude_conversation("Undated", []).items() if k != "created_at"}],
@@ -187,5 +187,5 @@ def test_a_zip_without_conversations_is_refused(tmp_path):
         archive.writestr("chat.html", "<html></html>")
     path = tmp_path / "export.zip"
     path.write_bytes(buffer.getvalue())
-    with pytest.raises(InputError, match="export.zip holds no conversations.json"):
+    with pytest.raises(InputError, match=r"export\.zip holds no conversations\.json"):
         read_export(path)

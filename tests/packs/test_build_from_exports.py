@@ -30,6 +30,12 @@ RECORDS = [
 ]
 
 
+def build_from(flag: str, export: Path, records: Path, out: Path, home: Path):
+    """``affidavit pack build FLAG EXPORT --records R --out OUT --title T``."""
+    args = ["--records", str(records), "--out", str(out), "--title", "T"]
+    return run_cli(["pack", "build", flag, str(export), *args], home)
+
+
 def records_file(tmp_path: Path, records: list[dict] = RECORDS) -> Path:
     path = tmp_path / "records.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
@@ -52,21 +58,7 @@ def test_an_export_becomes_the_numbered_messages_a_verified_pack_cites(tmp_path,
         "text": "The repair café opens on Saturday mornings at nine.",
     }
     out = tmp_path / "pack"
-    done = run_cli(
-        [
-            "pack",
-            "build",
-            flag,
-            str(export),
-            "--records",
-            str(records_file(tmp_path)),
-            "--out",
-            str(out),
-            "--title",
-            "Library",
-        ],
-        home,
-    )
+    done = build_from(flag, export, records_file(tmp_path), out, home)
     assert done.returncode == 0, done.stderr
     pack = verify_pack(out)
     cited = {r["record_id"]: r["evidence"][0] for r in pack.records}
@@ -85,21 +77,7 @@ def test_a_quote_not_in_the_export_is_the_builders_error(tmp_path, home):
         }
     ]
     out = tmp_path / "pack"
-    done = run_cli(
-        [
-            "pack",
-            "build",
-            "--from-chatgpt",
-            str(export),
-            "--records",
-            str(records_file(tmp_path, bad)),
-            "--out",
-            str(out),
-            "--title",
-            "T",
-        ],
-        home,
-    )
+    done = build_from("--from-chatgpt", export, records_file(tmp_path, bad), out, home)
     assert done.returncode == InputError.exit_code
     assert done.stderr.strip().splitlines() == [
         "affidavit: error: records.jsonl line 1: quote 'I run the tool library on Lark Lane.' does "
@@ -115,21 +93,7 @@ def test_a_broken_export_names_its_place_and_nothing_is_written(tmp_path, home):
     data[1]["mapping"] = "gone"
     export.write_text(json.dumps(data))
     out = tmp_path / "pack"
-    done = run_cli(
-        [
-            "pack",
-            "build",
-            "--from-chatgpt",
-            str(export),
-            "--records",
-            str(records_file(tmp_path)),
-            "--out",
-            str(out),
-            "--title",
-            "T",
-        ],
-        home,
-    )
+    done = build_from("--from-chatgpt", export, records_file(tmp_path), out, home)
     assert done.returncode == InputError.exit_code
     assert done.stderr.strip().splitlines() == [
         "affidavit: error: conversations.json: conversation 2 ('Bike repair'): mapping is not a "

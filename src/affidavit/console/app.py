@@ -10,7 +10,9 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from importlib import resources
+from pathlib import PurePath
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -18,7 +20,7 @@ from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from affidavit.console.context import Console, Section, notice
 from affidavit.console.guard import Guard
@@ -46,9 +48,9 @@ def _static_files() -> dict[str, tuple[bytes, str]]:
     """The console's own assets, read once from the package (nothing comes from a CDN)."""
     folder = resources.files("affidavit.console") / "static"
     return {
-        item.name: (item.read_bytes(), _TYPES[os.path.splitext(item.name)[1]])
+        item.name: (item.read_bytes(), _TYPES[PurePath(item.name).suffix])
         for item in folder.iterdir()
-        if os.path.splitext(item.name)[1] in _TYPES
+        if PurePath(item.name).suffix in _TYPES
     }
 
 
@@ -99,7 +101,7 @@ class ContainErrors:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
-        async def watching(message: dict) -> None:  # type: ignore[type-arg]
+        async def watching(message: Message) -> None:
             nonlocal started
             started = started or message["type"] == "http.response.start"
             await send(message)
@@ -117,8 +119,8 @@ class ContainErrors:
 
 
 def create_app(
-    console: Console, *, port: int, token: str, session: str, on_login=lambda: None
-) -> Starlette:  # type: ignore[no-untyped-def]
+    console: Console, *, port: int, token: str, session: str, on_login: Callable[[], None]
+) -> Starlette:
     """The console app behind its guard."""
     sections = load_sections(console)
     routes = [

@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from affidavit.console.html import document, tag
 
-TOKEN_PARAM = "token"
+TOKEN_PARAM = "token"  # noqa: S105 - the name of the query parameter, not a secret
 SAFE_METHODS = frozenset((b"GET", b"HEAD"))
 SAFE_SITES = frozenset(("same-origin", "none"))
 SECURITY_HEADERS = (

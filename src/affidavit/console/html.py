@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from html import escape
-from typing import Union
 
 VOID = frozenset(("br", "hr", "img", "input", "link", "meta"))
 
@@ -22,7 +21,7 @@ class Markup(str):
     __slots__ = ()
 
 
-Child = Union[Markup, str, int, float, None, Iterable["Child"]]
+Child = Markup | str | int | float | None | Iterable["Child"]
 
 
 def render(child: Child) -> str:

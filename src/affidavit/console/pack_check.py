@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from starlette.routing import Route
 from affidavit.console.context import Console, Section, notice
 from affidavit.console.forms import local_path, read_form, text, upload
 from affidavit.console.html import Markup, join, tag
+from affidavit.console.widgets import card, choice, field, post_form
 from affidavit.core.errors import AffidavitError, UsageError
 
 if TYPE_CHECKING:
@@ -31,16 +33,17 @@ if TYPE_CHECKING:
 
 SLUG = "pack-check"
 PASSED, FAILED, NOT_REACHED, NOT_APPLICABLE = "passed", "failed", "not reached", "not applicable"
-_CHECK_TITLES = {
-    "files": "Files",
-    "checksums": "Checksums",
-    "records": "Records",
-    "pack_json": "PACK.json",
-    "signature": "Signature",
-    "trust": "Trust",
-    "sequence": "Sequence",
-    "expiry": "Expiry",
+CHECK_TITLES = {
+    "files": ("Files", "only pack files, each a regular file within its size limit"),
+    "checksums": ("Checksums", "SHA256SUMS matches every sealed file"),
+    "records": ("Records", "every record and citation is well formed"),
+    "pack_json": ("PACK.json", "PACK.json, if there is one, is well formed"),
+    "signature": ("Signature", "a signature, if there is one, is a valid Ed25519 SSHSIG"),
+    "trust": ("Trust", "the signer is not revoked, and is pinned or trusted as required"),
+    "sequence": ("Sequence", "the signed sequence reaches the minimum, if one is set"),
+    "expiry": ("Expiry", "with strict, the pack is within its dates"),
 }
+"""Each check's name and what passing it means."""
 _FLAG_FIELDS = (
     ("trusted_fingerprint", "--trusted-fingerprint"),
     ("trusted_keys", "--trusted-keys"),
@@ -74,7 +77,7 @@ def _passed_detail(check: str, verified: VerifiedPack, options: TrustOptions) ->
     report, meta = verified.report, verified.report.meta
     signature = report.signature
     if check == "files":
-        return PASSED, "only pack files, each a regular file within its size limit"
+        return PASSED, CHECK_TITLES[check][1]
     if check == "checksums":
         return PASSED, f"SHA256SUMS matches all {len(report.digests)} sealed files"
     if check == "records":
@@ -131,36 +134,41 @@ def check_rows(
         elif verified is not None:
             rows.append((check, *_passed_detail(check, verified, options)))
         else:
-            rows.append((check, PASSED, ""))
+            rows.append((check, PASSED, CHECK_TITLES[check][1]))
     return rows
 
 
-def _judge(pack_dir: Path, options: TrustOptions, at: datetime | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Judgement:
+    """A pack's verdict: the rows of the checks table and the ``pack verify --json`` report."""
+
+    rows: list[tuple[str, str, str]]
+    report: dict[str, Any]
+
+    @property
+    def verified(self) -> bool:
+        """Whether the pack passed every check."""
+        return bool(self.report["verified"])
+
+
+def judge(pack_dir: Path, options: TrustOptions, at: datetime | None) -> Judgement:
+    """Verify the pack exactly as ``affidavit pack verify`` does."""
     from affidavit.packs.errors import PackRefused
     from affidavit.packs.verify import refusal_dict, verify_pack
 
     try:
         verified = verify_pack(pack_dir, options, at=at)
     except PackRefused as exc:
-        return {
-            "rows": check_rows(None, exc, options),
-            "json": refusal_dict(pack_dir, exc),
-            "verified": None,
-        }
-    return {
-        "rows": check_rows(verified, None, options),
-        "json": verified.as_dict(),
-        "verified": verified,
-    }
+        return Judgement(check_rows(None, exc, options), refusal_dict(pack_dir, exc))
+    return Judgement(check_rows(verified, None, options), verified.as_dict())
 
 
 def _status_cell(status: str) -> Markup:
     return tag("span", status, class_=f"status {status.replace(' ', '-')}")
 
 
-def _result(outcome: dict[str, Any], name: str) -> Markup:
-    report = outcome["json"]
-    verified = outcome["verified"]
+def _result(outcome: Judgement, name: str) -> Markup:
+    report = outcome.report
     table = tag(
         "table",
         tag(
@@ -173,18 +181,18 @@ def _result(outcome: dict[str, Any], name: str) -> Markup:
                 tag(
                     "tr",
                     tag("td", index),
-                    tag("td", _CHECK_TITLES.get(check, check)),
+                    tag("td", CHECK_TITLES[check][0]),
                     tag("td", _status_cell(status)),
                     tag("td", detail),
                     data_check=check,
                     data_status=status,
                 )
-                for index, (check, status, detail) in enumerate(outcome["rows"], start=1)
+                for index, (check, status, detail) in enumerate(outcome.rows, start=1)
             ],
         ),
         class_="checks",
     )
-    if verified is None:
+    if not outcome.verified:
         banner = notice("error", tag("strong", "REFUSED"), f" — {report['error']}")
         facts: Markup = join()
     else:
@@ -215,61 +223,41 @@ def _result(outcome: dict[str, Any], name: str) -> Markup:
         tag("summary", "As `affidavit pack verify --json` prints it"),
         tag("pre", json.dumps(report, ensure_ascii=False, indent=2)),
     )
-    return tag(
-        "section",
-        tag("h2", f"Result for {name}"),
-        banner,
-        warnings,
-        facts,
-        table,
-        raw,
-        class_="card",
-        id="result",
-    )
+    return card(tag("h2", f"Result for {name}"), banner, warnings, facts, table, raw, id="result")
 
 
-def _fact(label: str, value: object) -> Markup:
+def _fact(label: str, value: str | int) -> Markup:
     return join(tag("dt", label), tag("dd", value))
 
 
 def _form() -> Markup:
-    def field(label: str, name: str, placeholder: str = "", kind: str = "text") -> Markup:
-        return tag("label", label, tag("input", type=kind, name=name, placeholder=placeholder))
-
-    def box(label: str, name: str) -> Markup:
-        return tag(
-            "label", tag("input", type="checkbox", name=name, value="1"), label, class_="check"
-        )
-
-    return tag(
-        "form",
+    zip_input = tag("input", type="file", name="pack_zip", accept=".zip,application/zip")
+    return post_form(
+        f"/{SLUG}/",
+        "Check the pack",
         tag(
             "fieldset",
             tag("legend", "The pack"),
-            tag(
-                "label",
-                "Zip file",
-                tag("input", type="file", name="pack_zip", accept=".zip,application/zip"),
-            ),
+            tag("label", "Zip file", zip_input),
             tag("p", "or", class_="or"),
             field("Folder on this machine", "pack_dir", "/path/to/pack"),
         ),
         tag(
             "fieldset",
             tag("legend", "Trust (the flags of pack verify; all optional)"),
-            field("Trusted fingerprint(s)", "trusted_fingerprint", "SHA256:..."),
-            field("Trusted keys file", "trusted_keys", "/path/to/allowed_signers"),
-            field("Revoked keys file", "revoked_keys", "/path/to/revoked"),
-            field("Minimum sequence", "min_sequence", "e.g. 3"),
-            box("Require a trusted signature", "require_signature"),
-            box("Strict: require an unexpired PACK.json", "strict"),
-            field("Judge freshness at (UTC)", "at", "2026-10-12T18:00:00Z"),
+            tag(
+                "div",
+                field("Trusted fingerprint(s)", "trusted_fingerprint", "SHA256:..."),
+                field("Trusted keys file", "trusted_keys", "/path/to/allowed_signers"),
+                field("Revoked keys file", "revoked_keys", "/path/to/revoked"),
+                field("Minimum sequence", "min_sequence", "e.g. 3"),
+                field("Judge freshness at (UTC)", "at", "2026-10-12T18:00:00Z"),
+                class_="grid2",
+            ),
+            choice("Require a trusted signature", "require_signature"),
+            choice("Strict: require an unexpired PACK.json", "strict"),
         ),
-        tag("button", "Check the pack", type="submit", class_="primary"),
-        method="post",
-        action=f"/{SLUG}/",
-        enctype="multipart/form-data",
-        class_="stack",
+        upload=True,
     )
 
 
@@ -285,7 +273,7 @@ def section(console: Console) -> Section:
         )
         return console.page(
             "Check a pack",
-            [tag("h1", "Check a pack"), intro, result, tag("section", _form(), class_="card")],
+            [tag("h1", "Check a pack"), intro, result, card(_form())],
             active=SLUG,
             status=status,
         )
@@ -313,7 +301,7 @@ def section(console: Console) -> Section:
                 name = zipped.filename or "the upload"
             else:
                 pack_dir, name = local_path("the folder", folder), folder
-            outcome = await run_in_threadpool(_judge, pack_dir, options, at)
+            outcome = await run_in_threadpool(judge, pack_dir, options, at)
         except AffidavitError as exc:
             return show(notice("error", str(exc)), status=400)
         finally:
@@ -324,6 +312,6 @@ def section(console: Console) -> Section:
     return Section(
         slug=SLUG,
         title="Check a pack",
-        summary="Verify a pack folder or zip: every ordered check, the signer, trust and freshness.",
+        summary="Verify a pack folder or zip: every ordered check, signer, trust and freshness.",
         routes=[Route("/", index), Route("/", check, methods=["POST"])],
     )

@@ -16,7 +16,15 @@ from datetime import datetime
 from typing import Any
 
 from affidavit.exports.model import ASSISTANT, USER, Conversation, Message
-from affidavit.exports.places import Place, checked_text, from_epoch, text_or
+from affidavit.exports.places import (
+    Place,
+    checked_text,
+    conversation_place,
+    each_conversation,
+    from_epoch,
+    source_id,
+    text_or,
+)
 
 FORMAT = "chatgpt"
 _ROLES = {"user": USER, "assistant": ASSISTANT}
@@ -91,35 +99,26 @@ def _message(
             "message has no create_time and neither has its conversation",
             "a pack cites dated messages; export again or date the conversation",
         )
-    source_id = message.get("id")
-    return Message(role, text, created, source_id if isinstance(source_id, str) else node_id)
+    return Message(role, text, created, source_id(message.get("id"), node_id))
+
+
+def _conversation(file: Place, conversation: dict[str, Any], index: int) -> Conversation | None:
+    title = text_or(conversation.get("title"), "(untitled)")
+    place = conversation_place(file, index, title)
+    mapping = place.mapping(conversation.get("mapping"), "mapping")
+    created = from_epoch(place, conversation.get("create_time"), "create_time")
+    messages = tuple(
+        found
+        for node_id in _branch(place, mapping, conversation.get("current_node"))
+        if (found := _message(place, node_id, mapping[node_id], created)) is not None
+    )
+    created = created or (messages[0].created if messages else None)
+    if created is None:
+        return None  # no date and nothing said: nothing to cite or import
+    key = conversation.get("conversation_id") or conversation.get("id")
+    return Conversation(source_id(key, str(index)), title, created, messages)
 
 
 def parse_chatgpt(label: str, data: Any) -> tuple[Conversation, ...]:
     """The conversations of a parsed ChatGPT ``conversations.json``; all of them or an error."""
-    conversations = []
-    for index, item in enumerate(Place(label).items(data, "the file"), start=1):
-        conversation = Place(label).mapping(item, f"conversation {index}")
-        title = text_or(conversation.get("title"), "(untitled)")
-        place = Place(label, f"conversation {index} ({title[:40]!r})")
-        mapping = place.mapping(conversation.get("mapping"), "mapping")
-        created = from_epoch(place, conversation.get("create_time"), "create_time")
-        messages = [
-            found
-            for node_id in _branch(place, mapping, conversation.get("current_node"))
-            if (found := _message(place, node_id, mapping[node_id], created)) is not None
-        ]
-        if created is None:
-            created = messages[0].created if messages else None
-        if created is None:
-            continue  # no date and nothing said: nothing to cite or import
-        source_id = conversation.get("conversation_id") or conversation.get("id")
-        conversations.append(
-            Conversation(
-                source_id if isinstance(source_id, str) else str(index),
-                title,
-                created,
-                tuple(messages),
-            )
-        )
-    return tuple(conversations)
+    return each_conversation(label, data, _conversation)

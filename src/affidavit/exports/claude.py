@@ -12,7 +12,15 @@ from datetime import datetime
 from typing import Any
 
 from affidavit.exports.model import ASSISTANT, USER, Conversation, Message
-from affidavit.exports.places import Place, checked_text, from_iso, text_or
+from affidavit.exports.places import (
+    Place,
+    checked_text,
+    conversation_place,
+    each_conversation,
+    from_iso,
+    source_id,
+    text_or,
+)
 
 FORMAT = "claude"
 _SENDERS = {"human": USER, "assistant": ASSISTANT}
@@ -47,40 +55,28 @@ def _message(place: Place, message: dict[str, Any], fallback: datetime) -> Messa
     if not text.strip():
         return None
     created = from_iso(place, message.get("created_at"), "created_at") or fallback
-    source_id = message.get("uuid")
-    return Message(role, text, created, source_id if isinstance(source_id, str) else "")
+    return Message(role, text, created, source_id(message.get("uuid"), ""))
+
+
+def _conversation(file: Place, conversation: dict[str, Any], index: int) -> Conversation:
+    title = text_or(conversation.get("name"), "(untitled)")
+    place = conversation_place(file, index, title)
+    created = from_iso(place, conversation.get("created_at"), "created_at")
+    if created is None:
+        raise place.error("created_at is missing")
+    messages = []
+    for number, raw in enumerate(
+        place.items(conversation.get("chat_messages"), "chat_messages"), 1
+    ):
+        here = place.at(f"message {number}")
+        found = _message(here, here.mapping(raw, "the message"), created)
+        if found is not None:
+            messages.append(found)
+    return Conversation(
+        source_id(conversation.get("uuid"), str(index)), title, created, tuple(messages)
+    )
 
 
 def parse_claude(label: str, data: Any) -> tuple[Conversation, ...]:
     """The conversations of a parsed Claude ``conversations.json``; all of them or an error."""
-    conversations = []
-    for index, item in enumerate(Place(label).items(data, "the file"), start=1):
-        conversation = Place(label).mapping(item, f"conversation {index}")
-        title = text_or(conversation.get("name"), "(untitled)")
-        place = Place(label, f"conversation {index} ({title[:40]!r})")
-        created = from_iso(place, conversation.get("created_at"), "created_at")
-        if created is None:
-            raise place.error("created_at is missing")
-        raw_messages = place.items(conversation.get("chat_messages"), "chat_messages")
-        messages = [
-            found
-            for number, raw in enumerate(raw_messages, start=1)
-            if (
-                found := _message(
-                    place.at(f"message {number}"),
-                    place.at(f"message {number}").mapping(raw, "the message"),
-                    created,
-                )
-            )
-            is not None
-        ]
-        source_id = conversation.get("uuid")
-        conversations.append(
-            Conversation(
-                source_id if isinstance(source_id, str) else str(index),
-                title,
-                created,
-                tuple(messages),
-            )
-        )
-    return tuple(conversations)
+    return each_conversation(label, data, _conversation)

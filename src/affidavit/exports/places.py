@@ -10,11 +10,13 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from affidavit.core.errors import InputError, NotFoundError
+from affidavit.exports.model import Conversation
 
 CONVERSATIONS = "conversations.json"
 MAX_EXPORT_BYTES = 1024 * 1024 * 1024
@@ -50,6 +52,30 @@ class Place:
         if not isinstance(value, list):
             raise self.error(f"{what} is not a list")
         return value
+
+
+def each_conversation(
+    label: str, data: Any, read: Callable[[Place, dict[str, Any], int], Conversation | None]
+) -> tuple[Conversation, ...]:
+    """``read`` applied to every conversation of a parsed export (``None``: left out)."""
+    found = []
+    for index, item in enumerate(Place(label).items(data, "the file"), start=1):
+        conversation = read(
+            Place(label), Place(label).mapping(item, f"conversation {index}"), index
+        )
+        if conversation is not None:
+            found.append(conversation)
+    return tuple(found)
+
+
+def conversation_place(file: Place, index: int, title: str) -> Place:
+    """Where a conversation is: its number and the start of its title."""
+    return file.at(f"conversation {index} ({title[:40]!r})")
+
+
+def source_id(value: Any, fallback: str) -> str:
+    """The export's own id for something, when it has one."""
+    return value if isinstance(value, str) and value else fallback
 
 
 def read_file(path: Path) -> bytes:
