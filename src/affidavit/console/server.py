@@ -138,7 +138,9 @@ def serve(settings: ConsoleSettings, out: TextIO = sys.stdout) -> None:
         # uvicorn re-raises the signal that stopped it; SIGTERM must end in an exception, so
         # the workspace (and the launch file with the token) is removed below
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
-        server.run(sockets=[sock])
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a console is stopped
+            server.run(sockets=[sock])
+        print("affidavit console: stopped", file=out, flush=True)
     finally:
         sock.close()
         shutil.rmtree(workspace, ignore_errors=True)
