@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
@@ -109,9 +110,10 @@ def _passed_detail(check: str, verified: VerifiedPack, options: TrustOptions) ->
 
 def _trust_text(verified: VerifiedPack) -> str:
     signature = verified.report.signature
+    if signature.status == "verified" and signature.pinned:
+        return f"signed by {signature.fingerprint}, a pinned signer"
     if signature.status == "verified":
-        how = "pinned" if signature.pinned else "listed in the trusted keys"
-        return f"signed by {signature.signer} ({signature.fingerprint}), {how}"
+        return f"signed by {signature.signer} ({signature.fingerprint}), a trusted key"
     if signature.status == "untrusted":
         return f"signed by {signature.fingerprint}, a key this check does not trust (not required)"
     return "unsigned, and no signature is required"
@@ -230,7 +232,15 @@ def _fact(label: str, value: str | int) -> Markup:
     return join(tag("dt", label), tag("dd", value))
 
 
-def _form() -> Markup:
+def _form(sent: FormData | None) -> Markup:
+    """The form, holding what was last sent (except the upload)."""
+
+    def kept(label: str, name: str, placeholder: str) -> Markup:
+        return field(label, name, placeholder, (text(sent, name) if sent else "") or None)
+
+    def ticked(label: str, name: str) -> Markup:
+        return choice(label, name, on=bool(sent and text(sent, name)))
+
     zip_input = tag("input", type="file", name="pack_zip", accept=".zip,application/zip")
     return post_form(
         f"/{SLUG}/",
@@ -240,22 +250,22 @@ def _form() -> Markup:
             tag("legend", "The pack"),
             tag("label", "Zip file", zip_input),
             tag("p", "or", class_="or"),
-            field("Folder on this machine", "pack_dir", "/path/to/pack"),
+            kept("Folder on this machine", "pack_dir", "/path/to/pack"),
         ),
         tag(
             "fieldset",
             tag("legend", "Trust (the flags of pack verify; all optional)"),
             tag(
                 "div",
-                field("Trusted fingerprint(s)", "trusted_fingerprint", "SHA256:..."),
-                field("Trusted keys file", "trusted_keys", "/path/to/allowed_signers"),
-                field("Revoked keys file", "revoked_keys", "/path/to/revoked"),
-                field("Minimum sequence", "min_sequence", "e.g. 3"),
-                field("Judge freshness at (UTC)", "at", "2026-10-12T18:00:00Z"),
+                kept("Trusted fingerprint(s)", "trusted_fingerprint", "SHA256:..."),
+                kept("Trusted keys file", "trusted_keys", "/path/to/allowed_signers"),
+                kept("Revoked keys file", "revoked_keys", "/path/to/revoked"),
+                kept("Minimum sequence", "min_sequence", "e.g. 3"),
+                kept("Judge freshness at (UTC)", "at", "2026-10-12T18:00:00Z"),
                 class_="grid2",
             ),
-            choice("Require a trusted signature", "require_signature"),
-            choice("Strict: require an unexpired PACK.json", "strict"),
+            ticked("Require a trusted signature", "require_signature"),
+            ticked("Strict: require an unexpired PACK.json", "strict"),
         ),
         upload=True,
     )
@@ -264,7 +274,9 @@ def _form() -> Markup:
 def section(console: Console) -> Section:
     """The pack checker."""
 
-    def show(result: Markup | None = None, status: int = 200) -> HTMLResponse:
+    def show(
+        result: Markup | None = None, sent: FormData | None = None, status: int = 200
+    ) -> HTMLResponse:
         intro = tag(
             "p",
             "Drop a pack (as a zip) or name its folder: every check runs in order, exactly as "
@@ -273,7 +285,7 @@ def section(console: Console) -> Section:
         )
         return console.page(
             "Check a pack",
-            [tag("h1", "Check a pack"), intro, result, card(_form())],
+            [tag("h1", "Check a pack"), intro, result, card(_form(sent))],
             active=SLUG,
             status=status,
         )
@@ -283,6 +295,7 @@ def section(console: Console) -> Section:
 
     async def check(request: Request) -> HTMLResponse:
         scratch: Path | None = None
+        form: FormData | None = None
         try:
             form = await read_form(request)
             from affidavit.packs.trust import parse_trust_args
@@ -303,11 +316,11 @@ def section(console: Console) -> Section:
                 pack_dir, name = local_path("the folder", folder), folder
             outcome = await run_in_threadpool(judge, pack_dir, options, at)
         except AffidavitError as exc:
-            return show(notice("error", str(exc)), status=400)
+            return show(notice("error", str(exc)), form, status=400)
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
-        return show(_result(outcome, name))
+        return show(_result(outcome, name), form)
 
     return Section(
         slug=SLUG,

@@ -45,7 +45,7 @@ def render_row(row: CallRow) -> Markup:
     return tag(
         "tr",
         tag("td", row.ts[11:19] or row.ts, title=row.ts, class_="when"),
-        tag("td", row.server or "—"),
+        tag("td", row.server or "—", class_="server"),
         tag("td", row.tool, class_="tool"),
         tag("td", verdict, tag("div", row.outcome, class_="muted small")),
         tag(
