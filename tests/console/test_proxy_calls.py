@@ -28,6 +28,7 @@ from tests.proxy.conftest import RawProxy
 CALLS = [
     ("write_file", {"path": "notes.txt", "content": "hello\n"}),
     ("git_commit", {"message": "Add notes"}),
+    ("git_checkout", {"name": "main"}),
 ]
 
 
@@ -78,7 +79,11 @@ def test_a_proxied_lie_appears_as_contradicted_and_can_be_filtered_and_replayed(
     open_console(page, console, "/proxy/")
     page.wait_for_selector("#calls-table", timeout=TIMEOUT)
 
-    results = call_through_proxy(proxied(backend, [repo], home), CALLS)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        'rules:\n  - tool: "git_checkout"\n    action: deny\n    reason: stay on main\n'
+    )
+    results = call_through_proxy(proxied(backend, [repo], home, "--policy", str(policy)), CALLS)
     assert results[1].get("isError") is True  # the proxy rewrote the lie into an error
 
     lie = page.locator("#calls tr[data-verdict=contradicted]")
@@ -87,24 +92,25 @@ def test_a_proxied_lie_appears_as_contradicted_and_can_be_filtered_and_replayed(
     assert "git_commit" in row and "CONTRADICTED" in row and "lying-backend" in row
     assert "0123456789abcdef" in row  # the evidence names the fabricated commit
     page.locator("#calls tr[data-verdict=verified]").wait_for(timeout=TIMEOUT)
-    assert "Chain intact: 2 entries" in page.inner_text("#chain")
+    denied = page.locator("#calls tr[data-verdict=denied]")
+    denied.wait_for(timeout=TIMEOUT)
+    assert "git_checkout" in denied.inner_text() and "stay on main" in denied.inner_text()
+    assert "Chain intact: 3 entries" in page.inner_text("#chain")
 
     page.select_option("select[name=verdict]", "contradicted")
     page.wait_for_url(re.compile(r"verdict=contradicted"), timeout=TIMEOUT)
-    assert [r.get_attribute("data-verdict") for r in page.locator("#calls tr").all()] == [
-        "contradicted"
-    ]
+    shown = [row.get_attribute("data-verdict") for row in page.locator("#calls tr").all()]
+    assert shown == ["contradicted"]
 
-    policy = tmp_path / "policy.yaml"
-    policy.write_text('rules:\n  - tool: "git_*"\n    action: deny\n')
-    page.fill("input[name=policy]", str(policy))
+    stricter = tmp_path / "stricter.yaml"
+    stricter.write_text('rules:\n  - tool: "git_*"\n    action: deny\n')
+    page.fill("input[name=policy]", str(stricter))
     page.click("#replay-form button")
     page.wait_for_selector("#replay .notice", timeout=TIMEOUT)
-    assert "2 recorded calls; 1 would be decided differently" in page.inner_text("#replay")
+    assert "3 recorded calls; 1 would be decided differently" in page.inner_text("#replay")
     changed = page.locator("#replay-changes tbody tr").inner_text()
-    assert (
-        "git_commit" in changed and "allow" in changed and "deny" in changed and "rule 1" in changed
-    )
+    assert "git_commit" in changed and "allow" in changed and "deny" in changed
+    assert "rule 1" in changed
 
 
 def test_proxy_console_flag_starts_the_console_beside_the_proxy(page, tmp_path, home):
