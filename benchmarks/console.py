@@ -49,7 +49,8 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _get(url: str, cookie: str | None = None) -> tuple[int, str | None]:
-    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    headers = {"Cookie": cookie} if cookie else {}
+    request = urllib.request.Request(url, headers=headers)  # noqa: S310 - loopback http
     with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
         set_cookie = response.headers.get("Set-Cookie")
         response.read()

@@ -35,9 +35,13 @@ def start_console(home: Path) -> Iterator[Any]:
         console.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium per test worker."""
+    """One headless Chromium per test module.
+
+    Not per session: Playwright's synchronous API keeps an asyncio loop marked as running in
+    this thread until it stops, and the next module on the same worker may call ``anyio.run``.
+    """
     if not CHROMIUM.exists():
         pytest.skip(
             f"Chromium is not installed at {CHROMIUM} (apt-get install chromium, or set "
