@@ -67,3 +67,18 @@ def test_a_replaced_or_shortened_log_starts_over(tmp_path):
     update = follower.poll()
     assert [e["tool"] for e in update.entries] == ["new"] and not update.restarted
     assert follower.report.ok and follower.report.entries == 1
+
+
+def test_a_long_log_is_caught_up_with_over_several_polls(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path, session="s")
+    for index in range(50):
+        log.append({"kind": "call", "tool": f"t{index}"})
+    follower = LogFollower(path)
+    line = len(path.read_bytes()) // 50
+    seen = []
+    for _ in range(50):
+        seen += [entry["tool"] for entry in follower.poll(max_bytes=10 * line).entries]
+    assert seen == [f"t{index}" for index in range(50)]
+    assert follower.report == verify_log(path)
+    assert [e["tool"] for e in LogFollower(path).poll(max_bytes=3).entries] == ["t0"]

@@ -241,8 +241,12 @@ class LogFollower:
             return LogReport(ok=False, entries=self._break.index, first_break=self._break)
         return LogReport(ok=True, entries=self._count, head=self._expected)
 
-    def poll(self) -> LogUpdate:
-        """The entries appended since the last poll (none while the log does not exist)."""
+    def poll(self, max_bytes: int = 8 * 1024 * 1024) -> LogUpdate:
+        """The entries appended since the last poll (none while the log does not exist).
+
+        At most about ``max_bytes`` are read per poll (whole lines), so a long log is caught up
+        with over several polls instead of in one read.
+        """
         try:
             handle = self.path.open("rb")
         except FileNotFoundError:
@@ -253,7 +257,9 @@ class LogFollower:
             if status.st_size == self._offset:
                 return LogUpdate((), restarted)
             handle.seek(self._offset)
-            data = handle.read(status.st_size - self._offset)
+            data = handle.read(min(status.st_size - self._offset, max_bytes))
+            if b"\n" not in data:  # one line longer than the bound: read to its end
+                data += handle.readline()
         complete = data[: data.rfind(b"\n") + 1]
         self._offset += len(complete)
         entries = []

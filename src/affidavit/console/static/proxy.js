@@ -11,6 +11,7 @@
   let last = Number(table.dataset.last);
   const every = Number(table.dataset.poll) || 250;
   let busy = false;
+  const KEPT = 1000; // rows kept in a page left open for long
 
   function fragment(html) {
     const template = document.createElement("template");
@@ -48,6 +49,7 @@
         row.classList.add("fresh");
         body.prepend(row);
       }
+      while (body.rows.length > KEPT) body.deleteRow(-1);
       last = update.last;
       for (const id of ["chain", "approvals", "pins"]) {
         document.getElementById(id).replaceChildren(fragment(update[id]));
