@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 from pathlib import Path
@@ -23,6 +22,19 @@ def rows(page) -> list[tuple[str, str]]:
 
 def page_json(page) -> dict:
     return json.loads(page.locator("#result details pre").text_content())
+
+
+def write_zip(path: Path, entries: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
+def check_zip(page, console, upload: Path) -> None:
+    open_console(page, console, "/pack-check/")
+    page.set_input_files("input[name=pack_zip]", str(upload))
+    page.click("button:has-text('Check the pack')")
 
 
 def check_folder(page, folder: Path, **flags: str) -> None:
@@ -63,17 +75,8 @@ def test_a_tampered_pack_shows_the_failing_check_and_what_was_not_reached(
     pack = build_sample(tmp_path / "sample")
     records = pack / "records.jsonl"
     records.write_bytes(records.read_bytes().replace(b"Larkspur", b"Larkspar", 1))
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for item in sorted(pack.iterdir()):
-            archive.writestr(f"sample/{item.name}", item.read_bytes())
-    upload = tmp_path / "tampered.zip"
-    upload.write_bytes(buffer.getvalue())
-
-    console = start_console()
-    open_console(page, console, "/pack-check/")
-    page.set_input_files("input[name=pack_zip]", str(upload))
-    page.click("button:has-text('Check the pack')")
+    entries = {f"sample/{item.name}": item.read_bytes() for item in sorted(pack.iterdir())}
+    check_zip(page, start_console(), write_zip(tmp_path / "tampered.zip", entries))
     assert rows(page) == [
         ("files", "passed"),
         ("checksums", "failed"),
@@ -107,15 +110,7 @@ def test_trust_flags_are_read_as_pack_verify_reads_them(start_console, page, tmp
 
 
 def test_an_unsafe_zip_is_refused_before_anything_is_checked(start_console, page, tmp_path):
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("../../escape.txt", "x")
-    upload = tmp_path / "evil.zip"
-    upload.write_bytes(buffer.getvalue())
-    console = start_console()
-    open_console(page, console, "/pack-check/")
-    page.set_input_files("input[name=pack_zip]", str(upload))
-    page.click("button:has-text('Check the pack')")
+    check_zip(page, start_console(), write_zip(tmp_path / "evil.zip", {"../../escape.txt": b"x"}))
     page.wait_for_selector(".notice.error", timeout=TIMEOUT)
     assert "is not a plain relative name" in page.inner_text(".notice.error")
     assert not (tmp_path.parent / "escape.txt").exists()
