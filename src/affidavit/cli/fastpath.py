@@ -1,9 +1,10 @@
 """The ``affidavit`` entry point, with a fast path for commands that must start quickly.
 
 ``pack verify`` is run by hosts and scripts before trusting a pack, and its cold start is a
-measured target (0.35 s for 10,000 records). Typer pulls in rich and pydantic (about 0.2 s
-here), so this entry point runs ``pack verify`` directly when the command line is plainly
-that command, and hands everything else (including ``--help``) to the typer app unchanged.
+measured target (0.35 s for 10,000 records); so are ``serve`` (MCP start-up) and ``console``
+(first page within 1 s). Typer pulls in rich and pydantic (about 0.2-0.5 s here), so this
+entry point runs those commands directly when the command line is plainly one of them, and
+hands everything else (including ``--help``) to the typer app unchanged.
 Errors are printed exactly as :func:`affidavit.cli.main.main` prints them.
 """
 
@@ -43,7 +44,10 @@ def main(argv: list[str] | None = None) -> None:
     from affidavit.servers import memory_main  # `serve`: MCP start-up time is a target too
 
     serve = memory_main.serve_args(argv) if fast is None else None
-    if fast is None and serve is None:
+    from affidavit.cli import console  # `console`: its first page is a target too
+
+    web = console.fast_settings(argv) if fast is None and serve is None else None
+    if fast is None and serve is None and web is None:
         from affidavit.cli.main import main as full_main
 
         full_main(argv)
@@ -51,6 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if serve is not None:
             memory_main.run(serve)
+        elif web is not None:
+            console.run(web)
         else:
             from affidavit.cli import pack_verify
 

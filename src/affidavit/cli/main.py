@@ -16,6 +16,7 @@ from typer import _click as click  # typer vendors click; its exceptions live he
 from affidavit import __version__
 from affidavit.cli import (
     audit,
+    console,
     demo,
     devserver,
     integrate,
@@ -61,7 +62,18 @@ def _root(
         offline.install()
 
 
-for _module in (packs, vault, audit, recall, memory_server, integrate, proxy, devserver, demo):
+for _module in (
+    packs,
+    vault,
+    audit,
+    recall,
+    memory_server,
+    integrate,
+    proxy,
+    devserver,
+    console,
+    demo,
+):
     _module.register(app)
 
 

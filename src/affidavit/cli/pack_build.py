@@ -1,27 +1,74 @@
-"""``affidavit pack build``: make a pack from messages and the records to remember."""
+"""``affidavit pack build``: make a pack from messages and the records to remember.
+
+The messages come from a ``messages.jsonl`` (``--messages``) or a chat export
+(``--from-chatgpt`` / ``--from-claude``), which becomes the numbered messages the records cite;
+``affidavit pack messages`` prints those numbered messages so records can be written by hand.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from affidavit.cli.output import stderr, stdout
+from affidavit.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from affidavit.packs.sources import Sources
+
+
+def _sources(messages: Path | None, chatgpt: Path | None, claude: Path | None) -> Sources:
+    """The source messages from the one source given."""
+    given = [
+        (flag, path)
+        for flag, path in (
+            ("--messages", messages),
+            ("--from-chatgpt", chatgpt),
+            ("--from-claude", claude),
+        )
+        if path is not None
+    ]
+    if len(given) != 1:
+        raise UsageError(
+            "give exactly one of --messages, --from-chatgpt and --from-claude",
+            "name the file the records quote",
+        )
+    from affidavit.packs.sources import read_sources, sources_from_export
+
+    flag, path = given[0]
+    if flag == "--messages":
+        return read_sources(path)
+    from affidavit.exports import CHATGPT, CLAUDE, read_export
+
+    return sources_from_export(read_export(path, CHATGPT if flag == "--from-chatgpt" else CLAUDE))
 
 
 def build(
-    messages: Annotated[Path, typer.Option(help="Source messages, one JSON object per line.")],
     records: Annotated[Path, typer.Option(help="Records to remember, each citing quotes.")],
     out: Annotated[Path, typer.Option(help="New pack directory; must not exist yet.")],
     title: Annotated[str, typer.Option(help="Title for MEMORY.md and README.md.")],
+    messages: Annotated[
+        Path | None, typer.Option(help="Source messages, one JSON object per line.")
+    ] = None,
+    from_chatgpt: Annotated[
+        Path | None,
+        typer.Option(help="Or a ChatGPT export (conversations.json or its .zip) as the messages."),
+    ] = None,
+    from_claude: Annotated[
+        Path | None,
+        typer.Option(help="Or a Claude export (conversations.json or its .zip) as the messages."),
+    ] = None,
     description: Annotated[str | None, typer.Option(help="Text for the pack README.")] = None,
 ) -> None:
     """Build a pack: every quote verbatim, offsets and hashes computed, verified, or nothing."""
-    from affidavit.packs.build import build_pack
+    from affidavit.packs.build import build_pack_from, check_request, read_input
 
     with stderr.status("building and verifying the pack..."):
-        built = build_pack(messages, records, out, title, description)
+        check_request(out, title)  # a bad title or an existing target before any reading
+        sources = _sources(messages, from_chatgpt, from_claude)
+        built = build_pack_from(sources, records.name, read_input(records), out, title, description)
     stdout.print(f"built {built.path} ({built.record_count} records)", markup=False)
     for name, digest in built.file_hashes.items():
         stdout.print(f"  {digest}  {name}", markup=False)
@@ -31,6 +78,23 @@ def build(
     )
 
 
+def messages(
+    from_chatgpt: Annotated[
+        Path | None, typer.Option(help="A ChatGPT export (conversations.json or its .zip).")
+    ] = None,
+    from_claude: Annotated[
+        Path | None, typer.Option(help="A Claude export (conversations.json or its .zip).")
+    ] = None,
+) -> None:
+    """Print an export as the numbered messages (JSONL) that records cite by message_id."""
+    import sys
+
+    sources = _sources(None, from_chatgpt, from_claude)
+    sys.stdout.buffer.write(sources.raw)
+    sys.stdout.flush()
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``pack build``."""
+    """Add ``pack build`` and ``pack messages``."""
     app.command("build")(build)
+    app.command("messages")(messages)

@@ -121,23 +121,21 @@ def _human(report: dict[str, Any]) -> str:
 def run(args: list[str]) -> None:
     """Verify the pack named in ``args``; print the report; raise PackRefused when refused."""
     from affidavit.packs.errors import PackRefused
-    from affidavit.packs.verify import verify_pack
+    from affidavit.packs.verify import refusal_dict, verify_pack
 
     options, pack_dir, at, as_json = _parse(args)
     try:
         verified = verify_pack(pack_dir, options, at=at)
     except PackRefused as exc:
         if as_json:
-            _write_json(
-                {"pack": str(pack_dir), "verified": False, "check": exc.check, "error": str(exc)}
-            )
+            _write_json(refusal_dict(pack_dir, exc))
         raise
     if verified.warnings:
         from affidavit.cli.output import warn
 
         for message in verified.warnings:
             warn(message)
-    report = {**verified.report.as_dict(), "warnings": list(verified.warnings)}
+    report = verified.as_dict()
     if as_json:
         _write_json(report)
     else:

@@ -171,6 +171,10 @@ def proxy(
     verify_timeout: Annotated[
         float, _Opt("--verify-timeout", help="Seconds per verifier step.")
     ] = 60.0,
+    console: Annotated[
+        bool,
+        _Opt("--console", help="Also open the web console on this audit log (link on stderr)."),
+    ] = False,
 ) -> None:
     """Run the proxy: ``affidavit proxy [OPTIONS] -- BACKEND CMD ARGS...``."""
     if ctx.invoked_subcommand is not None:
@@ -222,7 +226,18 @@ def proxy(
         telemetry=make_telemetry(otel_exporter, otel_endpoint),
     )
     relay = Relay(backend)
-    code = asyncio.run(relay.run(lambda r: ProxyInterceptor(r, options)))
+    beside = None
+    if console:
+        from affidavit.console import start_beside
+
+        beside = start_beside(log_path)
+    try:
+        code = asyncio.run(relay.run(lambda r: ProxyInterceptor(r, options)))
+    finally:
+        if beside is not None:
+            from affidavit.console import stop_beside
+
+            stop_beside(beside)
     raise typer.Exit(code)
 
 
@@ -261,35 +276,20 @@ def replay(
 ) -> None:
     """Report which past calls a new policy would have decided differently."""
     from affidavit.proxy.audit import read_entries
+    from affidavit.proxy.backtest import backtest
     from affidavit.proxy.policy import load_policy
 
-    new_policy = load_policy(policy)
-    calls = [e for e in read_entries(audit) if e.get("kind") == "call"]
-    changed = []
-    for index, entry in enumerate(calls, start=1):
-        old = (entry.get("policy") or {}).get("action", "allow")
-        if old == "refused":  # refused by a changed tool pin, not by policy
-            continue
-        decision = new_policy.decide(str(entry.get("tool")), entry.get("arguments") or {})
-        if decision.action != old:
-            changed.append(
-                {
-                    "call": index,
-                    "ts": entry.get("ts"),
-                    "tool": entry.get("tool"),
-                    "was": old,
-                    "would_be": decision.action,
-                    "rule": decision.rule + 1 if decision.rule >= 0 else None,
-                }
-            )
+    report = backtest(read_entries(audit), load_policy(policy))
     if as_json:
-        print_json({"calls": len(calls), "changed": changed})
+        print_json(report.as_dict())
         return
-    stdout.print(f"{len(calls)} recorded calls; {len(changed)} would be decided differently")
-    for row in changed:
-        rule = f"rule {row['rule']}" if row["rule"] else "the default"
-        change = f"{row['was']} -> {row['would_be']}"
-        stdout.print(f"  #{row['call']} {row['ts']} {row['tool']}: {change} ({rule})")
+    stdout.print(
+        f"{report.calls} recorded calls; {len(report.changed)} would be decided differently"
+    )
+    for row in report.changed:
+        rule = f"rule {row.rule}" if row.rule else "the default"
+        change = f"{row.was} -> {row.would_be}"
+        stdout.print(f"  #{row.call} {row.ts} {row.tool}: {change} ({rule})")
 
 
 def register(app: typer.Typer) -> None:

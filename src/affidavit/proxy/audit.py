@@ -32,7 +32,13 @@ from typing import Any
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir
 from affidavit.core.canonical import canonical_json, digest_json, sha256_hex
 from affidavit.core.errors import IntegrityError
-from affidavit.core.hashchain import GENESIS, ChainBreak, first_break, link_hash_encoded
+from affidavit.core.hashchain import (
+    GENESIS,
+    ChainBreak,
+    first_break,
+    link_hash_encoded,
+    link_problem,
+)
 from affidavit.core.paths import affidavit_home
 
 AUDIT_RESOURCE_URI = "affidavit://audit"
@@ -150,16 +156,20 @@ class LogReport:
     head: str = GENESIS
 
 
+def _link(raw: bytes) -> tuple[str, str, Mapping[str, Any]]:
+    """One line as ``(prev, hash, body)``; a line that is not a link reads as an empty one."""
+    try:
+        record = json.loads(raw)
+        return str(record["prev"]), str(record["hash"]), dict(record["body"])
+    except (ValueError, KeyError, TypeError):
+        return "", "", {}
+
+
 def _links(path: Path) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     with path.open("rb") as handle:
         for raw in handle:
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-                yield str(record["prev"]), str(record["hash"]), dict(record["body"])
-            except (ValueError, KeyError, TypeError):
-                yield "", "", {}
+            if raw.strip():
+                yield _link(raw)
 
 
 def verify_log(path: Path) -> LogReport:
@@ -382,3 +392,82 @@ class AuditWriter:
                     item.set()
             if batch[-1] is None:
                 return
+
+
+@dataclass(frozen=True)
+class LogUpdate:
+    """What a :class:`LogFollower` found since it last looked.
+
+    ``restarted``: the log was replaced or cut shorter, so ``entries`` start again from its
+    first line and what was read before no longer stands.
+    """
+
+    entries: tuple[Mapping[str, Any], ...]
+    restarted: bool = False
+
+
+class LogFollower:
+    """Reads a log as proxies append to it: each :meth:`poll` returns the entries added since.
+
+    Links are verified as they are read, so :attr:`report` always says whether everything read
+    so far chains up (the first break is kept; later entries are still returned). Only whole
+    lines are read: an append in progress is picked up on the next poll.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._offset = 0
+        self._identity: tuple[int, int] | None = None
+        self._expected = GENESIS
+        self._count = 0
+        self._break: ChainBreak | None = None
+
+    @property
+    def report(self) -> LogReport:
+        """The chain's state over every entry read so far."""
+        if self._break is not None:
+            return LogReport(ok=False, entries=self._break.index, first_break=self._break)
+        return LogReport(ok=True, entries=self._count, head=self._expected)
+
+    def poll(self, max_bytes: int = 8 * 1024 * 1024) -> LogUpdate:
+        """The entries appended since the last poll (none while the log does not exist).
+
+        At most about ``max_bytes`` are read per poll (whole lines), so a long log is caught up
+        with over several polls instead of in one read.
+        """
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return LogUpdate((), self._restart(None))
+        with handle:
+            status = os.fstat(handle.fileno())
+            restarted = self._restart((status.st_dev, status.st_ino), status.st_size)
+            if status.st_size == self._offset:
+                return LogUpdate((), restarted)
+            handle.seek(self._offset)
+            data = handle.read(min(status.st_size - self._offset, max_bytes))
+            if b"\n" not in data:  # one line longer than the bound: read to its end
+                data += handle.readline()
+        complete = data[: data.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        entries = []
+        for raw in complete.splitlines():
+            if not raw.strip():
+                continue
+            prev, stored_hash, body = _link(raw)
+            problem = link_problem(self._expected, prev, stored_hash, body)
+            if problem is not None and self._break is None:
+                self._break = ChainBreak(self._count, problem)
+            self._expected = stored_hash
+            self._count += 1
+            entries.append(body)
+        return LogUpdate(tuple(entries), restarted)
+
+    def _restart(self, identity: tuple[int, int] | None, size: int = 0) -> bool:
+        """Start over when the file is another one than before, or shorter than what was read."""
+        if identity == self._identity and size >= self._offset:
+            return False
+        had_read = self._identity is not None or self._offset > 0
+        self._identity, self._offset, self._expected = identity, 0, GENESIS
+        self._count, self._break = 0, None
+        return had_read
