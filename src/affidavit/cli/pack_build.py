@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from affidavit.cli.output import stderr, stdout
 
+_FILE = click.Path(path_type=Path)
 
-def build(
-    messages: Annotated[Path, typer.Option(help="Source messages, one JSON object per line.")],
-    records: Annotated[Path, typer.Option(help="Records to remember, each citing quotes.")],
-    out: Annotated[Path, typer.Option(help="New pack directory; must not exist yet.")],
-    title: Annotated[str, typer.Option(help="Title for MEMORY.md and README.md.")],
-    description: Annotated[str | None, typer.Option(help="Text for the pack README.")] = None,
-) -> None:
-    """Build a pack: every quote verbatim, offsets and hashes computed, verified, or nothing."""
+
+@click.command("build")
+@click.option(
+    "--messages", type=_FILE, required=True, help="Source messages, one JSON object per line."
+)
+@click.option(
+    "--records", type=_FILE, required=True, help="Records to remember, each citing quotes."
+)
+@click.option("--out", type=_FILE, required=True, help="New pack directory; must not exist yet.")
+@click.option("--title", required=True, help="Title for MEMORY.md and README.md.")
+@click.option("--description", help="Text for the pack README.")
+def build(messages: Path, records: Path, out: Path, title: str, description: str | None) -> None:
+    """Build a pack with every quote checked verbatim.
+
+    Offsets and hashes are computed and the result verified; on any failure nothing is written.
+    """
     from affidavit.packs.build import build_pack
 
     with stderr.status("building and verifying the pack..."):
@@ -29,8 +37,3 @@ def build(
         "next: sign it with `affidavit pack sign --pack DIR --key KEY --expires 90d --out NEW`",
         markup=False,
     )
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``pack build``."""
-    app.command("build")(build)
