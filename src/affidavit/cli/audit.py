@@ -23,7 +23,10 @@ from affidavit.core.errors import IntegrityError
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def verify(log: Path | None, as_json: bool) -> None:
-    """Walk the chain; report its length and head, or the first broken entry."""
+    """Walk the chain: its length and head, or the first broken entry.
+
+    Exit 0 when the chain is intact; otherwise the integrity exit code (5) and the entry.
+    """
     if log is not None:
         _verify_proxy_log(log, as_json)
         return

@@ -29,4 +29,7 @@ def completion(ctx: click.Context, shell: str) -> None:
 
     script = get_completion_class(shell)
     assert script is not None, f"click has no completion for {shell}"
-    sys.stdout.write(script(ctx.find_root().command, {}, "affidavit", COMPLETE_VAR).source())
+    source = script(ctx.find_root().command, {}, "affidavit", COMPLETE_VAR).source()
+    if shell == "fish":  # click's script splits a reply at every comma, cutting summaries
+        source = source.replace('(string split "," ', '(string split --max 1 "," ')
+    sys.stdout.write(source)

@@ -16,10 +16,12 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 HELP_OPTIONS = ["-h", "--help"]
 """Every command takes both (set once on the root context; click passes it down)."""
@@ -118,6 +120,8 @@ class LazyGroup(click.Group):
         return [(target, " ".join(names)) for target, names in rows.items()]
 
     def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
         items = [
             CompletionItem(name, help=summary(command))
             for name, command in self._visible(ctx)

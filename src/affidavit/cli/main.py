@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 
 import click
 
@@ -57,6 +56,8 @@ def exit_code_for(exc: Exception) -> int:
         error(str(exc))
         return OFFLINE
     if os.environ.get("AFFIDAVIT_DEBUG") == "1":
+        import traceback
+
         traceback.print_exception(exc)
     error(
         f"internal error ({type(exc).__name__}: {exc}); "
@@ -71,7 +72,7 @@ def _usage_line(exc: click.ClickException) -> str:
     dashed = _text_taken_for_an_option(exc)
     if dashed is not None:
         return dashed
-    message = exc.format_message().replace("\n", " ")
+    message = exc.format_message().replace("\n", " ").removesuffix(".")
     if ctx is None:
         return message
     return f"{message}; see `{ctx.command_path} --help`"
