@@ -71,7 +71,7 @@ def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str
         if q["category"] not in SCORED or not relevant:
             continue
         ranked = [h.id for h in indexes[q["collection"]].search(q["text"], vector, top_k=10)]
-        tally.add(ranked, relevant, groups, 0.0)
+        tally.add(q["id"], ranked, relevant, groups, 0.0)
     summary = tally.summary()
     return {k: summary[k] for k in ("recall@5", "recall@10", "group_hit@5")}
 

@@ -213,7 +213,7 @@ MESSAGE_CASES = [
     ([{**MESSAGES[0], "text": "  "}], "'text' must be a non-empty string"),
     ([{**MESSAGES[0], "channel": "x"}], "line 1: unknown field 'channel' in message"),
     ([{k: v for k, v in MESSAGES[0].items() if k != "speaker"}], "message is missing 'speaker'"),
-    (["{not json"], "line 1: not valid JSON"),
+    (["{not json"], "line 1: invalid JSON"),
     (['{"id": 3, "id": 4}'], "duplicate key 'id'"),
     (["[1, 2]"], "expected a JSON object, found list"),
     (['{"id": 3, "date": "2026-03-02T08:20:00Z", "speaker": "R", "text": "\\ud800"}'], "surrogate"),

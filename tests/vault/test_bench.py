@@ -76,9 +76,15 @@ METRICS = {
 
 
 def test_metrics_on_a_corpus_with_known_answers() -> None:
-    seen: list[int] = []
-    report = bench.run(CORPUS, QUERIES, ks=(3, 1), progress=seen.append)
-    assert sum(seen) == len(CORPUS)  # the progress callback saw every row
+    seen: dict[str, tuple[int, int]] = {}
+    report = bench.run(
+        CORPUS,
+        QUERIES,
+        ks=(3, 1),
+        progress=lambda phase, done, total: seen.__setitem__(phase, (done, total)),
+    )
+    # every phase ran to its total: both collections' rows, every query (one skipped)
+    assert seen == {"embedding": (6, 6), "sealing": (6, 6), "searching": (4, 4)}
     assert report["_skipped"] == 1  # the query with no known relevant id
     system = report["system"]
     assert set(system) == METRICS == set(report["bm25"])

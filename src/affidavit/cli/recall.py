@@ -8,7 +8,6 @@ prints a readable table, or the API's JSON with ``--json``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -329,19 +328,19 @@ def bench_retrieval(
     import json
 
     from rich.console import Console
-    from rich.progress import Progress
 
     from affidavit.core.atomic import write_atomic
     from affidavit.vault import bench
 
     rows = bench.read_jsonl(corpus, "corpus", bench.CORPUS_FIELDS)
     asks = bench.read_jsonl(queries, "query", bench.QUERY_FIELDS)
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("importing", total=len(rows))
-        advance: Callable[[int], None] = lambda n: progress.advance(task, n)  # noqa: E731
+    with bench.progress_bars(Console(stderr=True)) as progress:
         report = bench.run(
-            rows, asks, ks=list(k), scored_categories=list(score_category) or None, progress=advance
+            rows,
+            asks,
+            ks=list(k),
+            scored_categories=list(score_category) or None,
+            progress=progress,
         )
     Console(width=max(stdout.width, 140)).print(bench.table(report))
     if json_out is not None:

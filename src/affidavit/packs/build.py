@@ -97,22 +97,13 @@ class _Line:
         return value
 
     def positive_int(self, data: Mapping[str, Any], field: str, what: str) -> int:
-        value = data[field]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        value = fmt.whole_number(data[field], 1)
+        if value is None:
             raise self.error(
-                f"{what} {field!r} must be a positive whole number, not {value!r}",
+                f"{what} {field!r} must be a positive whole number, not {data[field]!r}",
                 f"use 1, 2, 3, ... for {field!r}",
             )
         return value
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
 
 
 def read_input(path: Path) -> bytes:
@@ -128,34 +119,25 @@ def read_input(path: Path) -> bytes:
 
 
 def _read_jsonl(label: str, raw: bytes) -> Iterator[_Line]:
-    """The JSON objects of a JSONL file, one per non-blank line, strictly UTF-8."""
+    """The JSON objects of a JSONL file, strictly UTF-8, read line by line as a pack is."""
     try:
-        text = raw.decode("utf-8")
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{label} is not valid UTF-8 (byte {exc.start})", "save it as UTF-8"
         ) from None
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    for number, line in fmt.content_lines(raw):
         try:
-            data = json.loads(line, object_pairs_hook=_no_duplicate_keys)
-        except ValueError as exc:
+            data = fmt.load_json(line)
+        except PackFormatError as exc:
             raise InputError(
-                f"{label} line {number}: not valid JSON ({exc})", "write one JSON object per line"
+                f"{label} line {number}: {exc.message}", "write one JSON object per line"
             ) from None
         if not isinstance(data, dict):
             raise InputError(
                 f"{label} line {number}: expected a JSON object, found {type(data).__name__}",
                 "write one JSON object per line",
             )
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise InputError(
-                f"{label} line {number}: a string holds a lone UTF-16 surrogate (\\ud800...)",
-                "fix the text's encoding; surrogates cannot be stored as UTF-8",
-            ) from None
         yield _Line(label, number, data)
 
 
@@ -213,7 +195,7 @@ def _cite(line: _Line, data: Mapping[str, Any], messages: Mapping[int, Message])
             "check the message_id",
         )
     quote = data["quote"]
-    if not isinstance(quote, str) or not quote:
+    if not fmt.is_text(quote):
         raise line.error("quote 'quote' must be a non-empty string", "copy the exact words")
     starts = _occurrences(message.text, quote)
     if not starts:
@@ -223,10 +205,10 @@ def _cite(line: _Line, data: Mapping[str, Any], messages: Mapping[int, Message])
         )
     choices = ", ".join(str(s) for s in starts)
     if "start" in data:
-        start = data["start"]
-        if isinstance(start, bool) or not isinstance(start, int) or start not in starts:
+        start = fmt.whole_number(data["start"], 0)
+        if start is None or start not in starts:
             raise line.error(
-                f"quote {quote!r} does not start at {start!r} in message {message_id}",
+                f"quote {quote!r} does not start at {data['start']!r} in message {message_id}",
                 f"use one of start = {choices}",
             )
     elif len(starts) > 1:
@@ -285,9 +267,7 @@ def _record(line: _Line, messages: Mapping[int, Message]) -> dict[str, Any]:
     try:
         fmt.check_record(record)
     except PackFormatError as exc:
-        raise line.error(
-            exc.message, "see the records.jsonl rules in docs/pack-server.md"
-        ) from None
+        raise line.error(exc.message, "correct that field of the record and build again") from None
     return record
 
 

@@ -4,6 +4,12 @@ This module is the single statement of what a pack's bytes may be. It is shared 
 verifier and the builder so the two can never disagree, and it stays byte-compatible with the
 verified-memory reference: the same names, the same limits, the same SHA256SUMS lines, the
 same PACK.json keys. Rules raise :class:`PackFormatError` with a message that names the field.
+
+Where the reference's reading is looser than the letter of the format, the rules read as it
+does (ADR 0014): lines end in LF or CRLF and the last may lack its ending, blank record lines
+are skipped, a number is whole when its value is (``2.0`` is 2, as ``JSON.parse`` reads it), and
+text is empty when JavaScript's ``trim()`` leaves nothing. Where readers could disagree, the
+rules refuse: a JSON object that names a key twice is refused everywhere.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ MAX_DATA_FILE = 16 * 1024 * 1024
 MAX_MANIFEST = 4 * 1024
 MAX_SIGNATURE = 16 * 1024
 MAX_RECORDS = 10_000
+MAX_RECORD_LINES = 100_000  # blank lines are allowed, but not 16 MiB of them (ADR 0014)
 MAX_SAFE_INTEGER = 2**53 - 1  # the reference is JavaScript; larger integers lose precision
 
 NAMESPACE = "verified-memory-pack-v1"
@@ -55,15 +62,92 @@ _MANIFEST_LINE_RE = re.compile(r"([0-9a-f]{64})  (.+)")
 _TEXT_FIELDS = ("speaker", "statement", "topic", "category")
 _PACK_JSON_KEYS = frozenset(("format", "version", "created_utc", "expires_utc"))
 
+JS_WHITESPACE = (
+    "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""What JavaScript's ``String.prototype.trim()`` strips: ECMAScript's WhiteSpace (TAB, VT, FF,
+U+FEFF and every Zs space separator, SP and NBSP among them) and LineTerminator (LF, CR,
+U+2028, U+2029). Python's ``str.isspace()`` is a different set: it also counts U+001C-U+001F
+and U+0085, and not U+FEFF."""
+
 
 def is_text(value: Any) -> bool:
-    """A non-empty string: at least one character that is not whitespace."""
-    return type(value) is str and not value.isspace() and value != ""
+    """A string that is not empty after JavaScript's ``trim()``: the format's "non-empty"."""
+    return type(value) is str and value.strip(JS_WHITESPACE) != ""
 
 
-def is_count(value: Any, minimum: int) -> bool:
-    """A JSON integer (not a boolean, not 3.0) in ``[minimum, 2**53 - 1]``."""
-    return type(value) is int and minimum <= value <= MAX_SAFE_INTEGER
+def whole_number(value: Any, minimum: int) -> int | None:
+    """``value`` as an int when it is a JSON number whose value is whole and in
+    ``[minimum, 2**53 - 1]``, else None.
+
+    ``3``, ``3.0`` and ``3e0`` are one number to ``JSON.parse``, so all three count; ``true``,
+    ``"3"`` and ``3.5`` do not, nor anything beyond what a JavaScript host reads exactly.
+    """
+    if type(value) is float and value.is_integer():
+        value = int(value)
+    if type(value) is int and minimum <= value <= MAX_SAFE_INTEGER:
+        return value
+    return None
+
+
+def text_lines(data: bytes) -> list[bytes]:
+    """The lines of a text file: each ends in LF or CRLF, and the last one's ending is optional."""
+    if b"\r" in data:  # only then copy the file to turn CRLF into LF
+        data = data.replace(b"\r\n", b"\n")
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def is_blank(line: bytes) -> bool:
+    """A line of UTF-8 text that is empty after JavaScript's ``trim()``.
+
+    ``bytes.strip()`` removes exactly the ASCII part of :data:`JS_WHITESPACE`; only what then
+    starts with a non-ASCII character is decoded to strip the rest.
+    """
+    rest = line.strip()
+    return not rest or (rest[0] >= 0x80 and not rest.decode("utf-8").strip(JS_WHITESPACE))
+
+
+def content_lines(data: bytes) -> list[tuple[int, bytes]]:
+    """``(line number, line)`` for every line of a UTF-8 text that is not blank."""
+    return [(number, line) for number, line in enumerate(text_lines(data), 1) if not is_blank(line)]
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> None:
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise PackFormatError(f"duplicate key {key[:40]!r}")
+        seen.add(key)
+
+
+def load_json(raw: bytes) -> Any:
+    """Parse one JSON text as every reader of it would: strictly, and no object names a key twice.
+
+    orjson refuses what no exact reader can hold (NaN, lone surrogates, a byte-order mark, a
+    number beyond a double). It keeps the last of two equal keys, like ``JSON.parse``, where
+    other readers keep the first, so a record could show a person one statement and serve
+    another: a repeated key is refused. A text equal to its own compact re-serialization
+    cannot repeat a key, which settles every line a builder wrote with no second parse; any
+    other text is parsed again by the standard library, watching every object for repeats.
+    """
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise PackFormatError(f"invalid JSON ({exc.msg}, column {exc.colno})") from exc
+    try:
+        compact = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes: check the slow way
+        compact = b""
+    if compact != raw:
+        try:
+            json.loads(raw, object_pairs_hook=_refuse_repeated_keys)
+        except RecursionError:
+            raise PackFormatError("JSON nested too deeply to check for duplicate keys") from None
+    return value
 
 
 @lru_cache(maxsize=8192)
@@ -107,13 +191,24 @@ def _utc_field(container: dict[str, Any], field: str) -> str:
         raise PackFormatError(f"{field}: {exc.message}") from exc
 
 
+def _whole_field(container: dict[str, Any], field: str, minimum: int) -> int | None:
+    """A field as a :func:`whole_number`, stored back as an int: JSON.parse reads ``2.0`` as 2,
+    and the record is served as it read it."""
+    value = whole_number(container.get(field), minimum)
+    if value is not None:
+        container[field] = value
+    return value
+
+
 def check_citation(citation: Any, first: str, last: str, where: str) -> None:
     """Check one evidence citation against the rules and its record's date range."""
     if type(citation) is not dict:
         raise PackFormatError(f"{where} must be a JSON object")
     get = citation.get
-    message_id = get("message_id")
-    if type(message_id) is not int or not 1 <= message_id <= MAX_SAFE_INTEGER:
+    message_id = get("message_id")  # an int in range passes without a call
+    if (type(message_id) is not int or not 1 <= message_id <= MAX_SAFE_INTEGER) and _whole_field(
+        citation, "message_id", 1
+    ) is None:
         raise PackFormatError(f"{where}.message_id must be a positive integer")
     date = _utc_field(citation, "date_utc")
     if not first <= date <= last:
@@ -121,15 +216,14 @@ def check_citation(citation: Any, first: str, last: str, where: str) -> None:
             f"{where}.date_utc is outside the record's date_first_utc..date_last_utc"
         )
     quote = get("quote")
-    if type(quote) is not str or not quote or quote.isspace():
+    if type(quote) is not str or not quote.strip(JS_WHITESPACE):
         raise PackFormatError(f"{where}.quote must be a non-empty string")
     start, end = get("start"), get("end")
-    if (
-        type(start) is not int
-        or type(end) is not int
-        or not 0 <= start <= MAX_SAFE_INTEGER
-        or not 0 <= end <= MAX_SAFE_INTEGER
-    ):
+    if type(start) is not int or not 0 <= start <= MAX_SAFE_INTEGER:
+        start = _whole_field(citation, "start", 0)
+    if type(end) is not int or not 0 <= end <= MAX_SAFE_INTEGER:
+        end = _whole_field(citation, "end", 0)
+    if start is None or end is None:
         raise PackFormatError(f"{where}.start and .end must be integers >= 0")
     if end - start != len(quote):
         raise PackFormatError(
@@ -160,7 +254,7 @@ def check_record(record: Any) -> str:
         raise PackFormatError(f'{record_id}: role must be "user" or "agent"')
     for field in _TEXT_FIELDS:
         value = get(field)
-        if type(value) is not str or not value or value.isspace():
+        if type(value) is not str or not value.strip(JS_WHITESPACE):
             raise PackFormatError(f"{record_id}: {field} must be a non-empty string")
     try:
         first = _utc_field(record, "date_first_utc")
@@ -180,29 +274,29 @@ def check_record(record: Any) -> str:
 def parse_records(data: bytes) -> tuple[dict[str, Any], ...]:
     """Parse and check ``records.jsonl``: strict UTF-8, one JSON object per line, unique ids.
 
-    Lines are parsed with orjson, which is strict JSON (no NaN, no lone surrogates) and fast
-    enough that a 10,000-record pack verifies well inside the cold-start budget.
+    Blank lines are skipped (as :func:`content_lines` skips them); each other line goes
+    through :func:`load_json`, fast enough that a 10,000-record pack verifies well inside the
+    cold-start budget.
     """
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise PackFormatError(f"{RECORDS} is not valid UTF-8 (byte {exc.start})") from exc
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()
-    if len(lines) > MAX_RECORDS:
-        raise PackFormatError(f"{RECORDS} has {len(lines)} lines; at most {MAX_RECORDS} records")
-
+    lines = text_lines(data)
+    if len(lines) > MAX_RECORD_LINES:
+        raise PackFormatError(
+            f"{RECORDS} has more than {MAX_RECORD_LINES} lines; a pack holds at most "
+            f"{MAX_RECORDS} records, so remove the blank lines"
+        )
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
     for number, line in enumerate(lines, start=1):
+        if line[:1] != b"{" and is_blank(line):  # a line that opens an object is not blank
+            continue
+        if len(records) == MAX_RECORDS:
+            raise PackFormatError(f"{RECORDS} has more than {MAX_RECORDS} records")
         try:
-            if not line.strip():
-                raise PackFormatError("the line is empty")
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise PackFormatError(f"invalid JSON ({exc.msg}, column {exc.colno})") from exc
+            record = load_json(line)
             record_id = check_record(record)
             if record_id in seen:
                 raise PackFormatError(f"record_id {record_id} appears twice")
@@ -216,26 +310,32 @@ def parse_records(data: bytes) -> tuple[dict[str, Any], ...]:
 
 
 def parse_manifest(data: bytes) -> dict[str, str]:
-    """Parse ``SHA256SUMS``: ``<64 lowercase hex>  <name>`` lines, each name once."""
+    """Parse ``SHA256SUMS``: ``<64 lowercase hex>  <name>`` lines, each a sealed file, once."""
     if len(data) > MAX_MANIFEST:
         raise PackFormatError(f"{SUMS} is {len(data)} bytes; at most {MAX_MANIFEST}")
     try:
-        text = data.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise PackFormatError(f"{SUMS} is not valid UTF-8") from exc
-    if not text.endswith("\n"):
-        raise PackFormatError(f"{SUMS} must end with a newline")
     entries: dict[str, str] = {}
-    for number, line in enumerate(text[:-1].split("\n"), start=1):
-        match = _MANIFEST_LINE_RE.fullmatch(line)
+    for number, line in enumerate(text_lines(data), start=1):
+        match = _MANIFEST_LINE_RE.fullmatch(line.decode("utf-8"))
         if match is None:
-            raise PackFormatError(
-                f"{SUMS} line {number} is not '<64 lowercase hex>  <file name>'",
-                "regenerate it with: sha256sum MEMORY.md README.md records.jsonl > SHA256SUMS",
-            )
+            raise PackFormatError(f"{SUMS} line {number} is not '<64 lowercase hex>  <file name>'")
         digest, name = match.groups()
+        if name == SUMS:
+            raise PackFormatError(
+                f"{SUMS} line {number} lists {SUMS}; the manifest never lists itself"
+            )
+        if name == SIGNATURE:
+            raise PackFormatError(
+                f"{SUMS} line {number} lists {SIGNATURE}; "
+                "the manifest never lists the signature over it"
+            )
         if name not in SEALED_FILES:
-            raise PackFormatError(f"{SUMS} line {number} lists {name[:60]!r}, not a sealed file")
+            raise PackFormatError(
+                f"{SUMS} line {number} lists {name[:60]!r}, which is not a file of a pack"
+            )
         if name in entries:
             raise PackFormatError(f"{SUMS} lists {name} twice")
         entries[name] = digest
@@ -282,9 +382,9 @@ def make_meta(created: datetime, expires: datetime, sequence: int | None) -> Pac
 def parse_pack_json(data: bytes) -> PackMeta:
     """Parse PACK.json: exactly format, version 2, created_utc < expires_utc, optional sequence."""
     try:
-        body = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise PackFormatError(f"{PACK_JSON} is not valid UTF-8 JSON ({exc.msg})") from exc
+        body = load_json(data)
+    except PackFormatError as exc:
+        raise PackFormatError(f"{PACK_JSON}: {exc.message}") from exc
     if type(body) is not dict:
         raise PackFormatError(f"{PACK_JSON} must be a JSON object")
     keys = set(body)
@@ -296,7 +396,7 @@ def parse_pack_json(data: bytes) -> PackMeta:
         raise PackFormatError(f"{PACK_JSON} is missing {missing[0]}")
     if body["format"] != PACK_FORMAT:
         raise PackFormatError(f"{PACK_JSON} format must be {PACK_FORMAT!r}")
-    if type(body["version"]) is not int or body["version"] != PACK_VERSION:
+    if whole_number(body["version"], 0) != PACK_VERSION:
         raise PackFormatError(f"{PACK_JSON} version must be {PACK_VERSION}")
     try:
         created, expires = parse_utc(body["created_utc"]), parse_utc(body["expires_utc"])
@@ -305,7 +405,7 @@ def parse_pack_json(data: bytes) -> PackMeta:
         raise PackFormatError(f"{PACK_JSON}: {exc.message}") from exc
     if not created_key < expires_key:
         raise PackFormatError(f"{PACK_JSON} created_utc must be before expires_utc")
-    sequence = body.get("sequence")
-    if "sequence" in body and not is_count(sequence, 0):
+    sequence = whole_number(body.get("sequence"), 0)
+    if "sequence" in body and sequence is None:
         raise PackFormatError(f"{PACK_JSON} sequence must be a whole number >= 0")
     return PackMeta(body["created_utc"], body["expires_utc"], created, expires, sequence)

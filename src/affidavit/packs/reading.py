@@ -28,7 +28,11 @@ from affidavit.packs.snapshot import PackSnapshot, StatKey, stat_key
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _LIMITS = {fmt.SUMS: fmt.MAX_MANIFEST, fmt.SIGNATURE: fmt.MAX_SIGNATURE}
-_REBUILD = "rebuild the pack with `affidavit pack build`, or re-sign it with `affidavit pack sign`"
+# Signing cannot repair a pack that fails check 1 (signing reads the pack through check 1 too).
+_REBUILD = (
+    "rebuild it from its source messages with `affidavit pack build`, "
+    "or get an intact copy from whoever made it"
+)
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,7 @@ def _check_checksums(files: dict[str, bytes]) -> dict[str, str]:
     try:
         manifest = fmt.parse_manifest(files[fmt.SUMS])
     except PackFormatError as exc:
-        raise PackRefused(CHECK_CHECKSUMS, exc.message, exc.hint) from exc
+        raise PackRefused(CHECK_CHECKSUMS, exc.message, _REBUILD) from exc
     sealed = fmt.SEALED_FILES.intersection(files)
     unlisted = sorted(sealed - set(manifest))
     if unlisted:
@@ -169,7 +173,7 @@ def _check_checksums(files: dict[str, bytes]) -> dict[str, str]:
     absent = sorted(set(manifest) - sealed)
     if absent:
         raise PackRefused(
-            CHECK_CHECKSUMS, f"{fmt.SUMS} lists {absent[0]}, which is not in the pack"
+            CHECK_CHECKSUMS, f"{fmt.SUMS} lists {absent[0]}, which is not in the pack", _REBUILD
         )
     digests = {}
     for name in sorted(manifest):
@@ -194,16 +198,16 @@ def read_pack(pack_dir: Path) -> PackContents:
             files[name].decode("utf-8")
         except UnicodeDecodeError as exc:
             raise PackRefused(
-                CHECK_RECORDS, f"{name} is not valid UTF-8 (byte {exc.start})"
+                CHECK_RECORDS, f"{name} is not valid UTF-8 (byte {exc.start})", _REBUILD
             ) from exc
     try:
         records = fmt.parse_records(files[fmt.RECORDS])
     except PackFormatError as exc:
-        raise PackRefused(CHECK_RECORDS, exc.message, exc.hint) from exc
+        raise PackRefused(CHECK_RECORDS, exc.message, _REBUILD) from exc
     meta = None
     if fmt.PACK_JSON in files:
         try:
             meta = fmt.parse_pack_json(files[fmt.PACK_JSON])
         except PackFormatError as exc:
-            raise PackRefused(CHECK_PACK_JSON, exc.message, exc.hint) from exc
+            raise PackRefused(CHECK_PACK_JSON, exc.message, _REBUILD) from exc
     return PackContents(root, files, digests, records, meta, snapshot)

@@ -173,7 +173,7 @@ def sign_pack(
     if out.parent.resolve() == pack.resolve():
         raise UsageError("--out is inside the pack", "a pack holds no subfolders; sign elsewhere")
     created = (now or datetime.now(UTC)).replace(microsecond=0)
-    if sequence is not None and not fmt.is_count(sequence, 0):
+    if sequence is not None and fmt.whole_number(sequence, 0) is None:
         raise UsageError(f"--sequence {sequence} is not a whole number >= 0")
     meta = fmt.make_meta(created, expires, sequence)
     contents = read_pack(pack)  # check the source before anything is created

@@ -185,7 +185,8 @@ def _check_signature(contents: PackContents) -> tuple[str, str] | None:
         raise PackRefused(
             CHECK_SIGNATURE,
             f"{fmt.SIGNATURE}: {exc.message}",
-            exc.hint or "re-sign the pack with `affidavit pack sign`",
+            # Not "sign it again": the edit after signing may be an attacker's.
+            exc.hint or "get a correctly signed copy from its signer",
         ) from exc
     return signature.public_key.fingerprint, signature.hash_algorithm
 

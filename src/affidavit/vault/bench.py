@@ -2,7 +2,8 @@
 
 Input, one JSON object per line:
 
-- corpus rows ``{"collection", "id", "text", "date"?, "group"?}``
+- corpus rows ``{"collection", "id", "text", "date"?, "group"?, "thread"?, "turn"?,
+  "reply_to"?}`` (the last three: conversation structure, passed to the import as given)
 - query rows ``{"collection", "id", "text", "relevant": [ids], "category"?}``
 
 Each collection gets a fresh vault in a temporary directory (a throwaway vault, so its key
@@ -15,16 +16,18 @@ two columns are measured under the same load.
 Metrics (overall and per category): ``recall@k`` (share of the relevant ids in the top k,
 averaged over queries), ``hit@k`` (any relevant id in the top k), ``group_hit@k`` (a
 relevant row's group, e.g. its session, among the groups of the top k), ``mrr`` (reciprocal
-rank of the first relevant id within the largest k) and ``ms_per_query``.
+rank of the first relevant id within the largest k) and ``ms_per_query``. The report also
+keeps every query's values (``_per_query``), for paired comparisons between runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,8 @@ from affidavit.core.errors import InputError, NotFoundError
 
 CORPUS_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str}
 QUERY_FIELDS: Mapping[str, type] = {"collection": str, "id": str, "text": str, "relevant": list}
+#: Optional corpus fields handed to the import unchanged: a conversation's structure.
+STRUCTURE_FIELDS = ("thread", "turn", "reply_to")
 
 
 def read_jsonl(path: Path, what: str, required: Mapping[str, type]) -> list[dict[str, Any]]:
@@ -71,8 +76,13 @@ class Tally:
 
     ks: Sequence[int]
     values: dict[str, list[float]] = field(default_factory=dict)
+    #: Query ids, in the order of every list in ``values``.
+    ids: list[str] = field(default_factory=list)
 
-    def add(self, ranked: list[str], relevant: set[str], groups: dict[str, str], ms: float) -> None:
+    def add(
+        self, qid: str, ranked: list[str], relevant: set[str], groups: dict[str, str], ms: float
+    ) -> None:
+        self.ids.append(qid)
         rel_groups = {groups.get(r, r) for r in relevant}
         for k in self.ks:
             top = ranked[:k]
@@ -84,6 +94,11 @@ class Tally:
         first = next((i for i, r in enumerate(ranked[: max(self.ks)]) if r in relevant), None)
         self.values.setdefault("mrr", []).append(0.0 if first is None else 1.0 / (first + 1))
         self.values.setdefault("ms_per_query", []).append(ms)
+
+    def per_query(self) -> dict[str, dict[str, float]]:
+        """Each query's values by metric (``ms_per_query`` left out: it is not paired)."""
+        names = [n for n in self.values if n != "ms_per_query"]
+        return {qid: {n: self.values[n][i] for n in names} for i, qid in enumerate(self.ids)}
 
     def summary(self) -> dict[str, float]:
         return {
@@ -108,13 +123,45 @@ class _Scores:
         cat.setdefault(system, Tally(self.ks)).add(*args)
 
 
+#: ``progress(phase, done, total)``: counts over the whole run, one phase after another per
+#: collection ("embedding" and "sealing" count corpus rows, "searching" counts queries).
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class _Counter:
+    """Counts over the whole run, fed by each collection's import and by the queries."""
+
+    totals: dict[str, int]
+    report: Progress | None
+    done: dict[str, int] = field(default_factory=dict)
+
+    def within(self) -> Progress:
+        """A callback for one collection's ``import_rows``: its counts on top of the run's."""
+        start = dict(self.done)
+
+        def tick(phase: str, done: int, _total: int) -> None:
+            self.done[phase] = start.get(phase, 0) + done
+            self._tell(phase)
+
+        return tick
+
+    def advance(self, phase: str, n: int) -> None:
+        self.done[phase] = self.done.get(phase, 0) + n
+        self._tell(phase)
+
+    def _tell(self, phase: str) -> None:
+        if self.report is not None:
+            self.report(phase, self.done[phase], self.totals[phase])
+
+
 def run(
     corpus: Sequence[dict[str, Any]],
     queries: Sequence[dict[str, Any]],
     *,
     ks: Sequence[int] = (5, 10),
     scored_categories: Iterable[str] | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     workdir: Path | None = None,
 ) -> dict[str, Any]:
     """Import each collection into a fresh vault, answer every query, return the report."""
@@ -129,13 +176,16 @@ def run(
     for row in corpus:
         by_collection.setdefault(row["collection"], []).append(row)
         groups.setdefault(row["collection"], {})[row["id"]] = str(row.get("group", row["id"]))
+    asked: dict[str, list[dict[str, Any]]] = {}
     for q in queries:
         if q["collection"] not in by_collection:
             raise InputError(
                 f"query {q['id']} names collection {q['collection']!r}, which has no corpus rows"
             )
+        asked.setdefault(q["collection"], []).append(q)
     scores = _Scores(ks, set(scored_categories) if scored_categories is not None else None)
-    skipped = 0
+    totals = {"embedding": len(corpus), "sealing": len(corpus), "searching": len(queries)}
+    counter = _Counter(totals, progress)
     with tempfile.TemporaryDirectory(prefix="affidavit-bench-", dir=workdir) as tmp:
         for n, (name, rows) in enumerate(by_collection.items()):
             vault = Vault.create(
@@ -143,25 +193,8 @@ def run(
             )
             try:
                 memory = Memory(vault)
-                memory.import_rows(
-                    [{"id": r["id"], "text": r["text"], "date": r.get("date")} for r in rows],
-                    progress=progress,
-                )
-                known = groups[name]
-                for q in (q for q in queries if q["collection"] == name):
-                    relevant = {r for r in q["relevant"] if r in known}
-                    if not relevant:
-                        skipped += 1
-                        continue
-                    category = str(q.get("category", "all"))
-                    t0 = time.perf_counter()
-                    ranked = memory.ranked_ids(q["text"], ks[-1])
-                    t1 = time.perf_counter()
-                    baseline = memory.index.bm25(q["text"], ks[-1])
-                    t2 = time.perf_counter()
-                    scores.add("system", category, ranked, relevant, known, (t1 - t0) * 1000)
-                    scores.add("bm25", category, baseline, relevant, known, (t2 - t1) * 1000)
-                    scores.counts[category] = scores.counts.get(category, 0) + 1
+                memory.import_rows([_import_row(r) for r in rows], progress=counter.within())
+                _answer(memory, asked.get(name, []), groups[name], scores, counter)
             finally:
                 vault.close()
     if not scores.overall:
@@ -176,10 +209,71 @@ def run(
     }
     overall = len(scores.overall["system"].values["mrr"])
     return report | {
+        "_per_query": {s: t.per_query() for s, t in scores.overall.items()},
         "_counts": dict(sorted(scores.counts.items())),
         "_overall": overall,
-        "_skipped": skipped,
+        "_skipped": len(queries) - sum(scores.counts.values()),
     }
+
+
+def _answer(
+    memory: Any,
+    queries: Sequence[dict[str, Any]],
+    known: dict[str, str],
+    scores: _Scores,
+    counter: _Counter,
+) -> None:
+    """Rank one collection's queries with the product and with BM25, and score both.
+
+    The questions are embedded in one batch (what a one-at-a-time search cannot do); each
+    query's time is its ranking plus its share of that batch.
+    """
+    k = scores.ks[-1]
+    asked = [q for q in queries if any(r in known for r in q["relevant"])]
+    counter.advance("searching", len(queries) - len(asked))
+    t0 = time.perf_counter()
+    embedder = memory.embedder
+    vectors = (
+        [w[0] for w in embedder.embed_windows([q["text"] for q in asked])]
+        if embedder is not None and asked
+        else [None] * len(asked)
+    )
+    share = (time.perf_counter() - t0) / max(len(asked), 1)
+    for q, vector in zip(asked, vectors, strict=True):
+        relevant = {r for r in q["relevant"] if r in known}
+        category = str(q.get("category", "all"))
+        t1 = time.perf_counter()
+        ranked = [hit.id for hit in memory.index.search(q["text"], vector, top_k=k)]
+        t2 = time.perf_counter()
+        baseline = memory.index.bm25(q["text"], k)
+        t3 = time.perf_counter()
+        system_ms = (share + t2 - t1) * 1000
+        scores.add("system", category, q["id"], ranked, relevant, known, system_ms)
+        scores.add("bm25", category, q["id"], baseline, relevant, known, (t3 - t2) * 1000)
+        scores.counts[category] = scores.counts.get(category, 0) + 1
+        counter.advance("searching", 1)
+
+
+@contextlib.contextmanager
+def progress_bars(console: Any) -> Iterator[Progress]:
+    """Rich progress bars on ``console``, one per phase as it starts (for :func:`run`)."""
+    from rich.progress import Progress as Bars
+
+    with Bars(console=console, transient=True) as bars:
+        tasks: dict[str, Any] = {}
+
+        def show(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bars.add_task(phase, total=total)
+            bars.update(tasks[phase], completed=done, total=total)
+
+        yield show
+
+
+def _import_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A corpus row as the import takes it: id, text, date, and any conversation structure."""
+    out = {"id": row["id"], "text": row["text"], "date": row.get("date")}
+    return out | {name: row[name] for name in STRUCTURE_FIELDS if name in row}
 
 
 def public(report: dict[str, Any]) -> dict[str, Any]:

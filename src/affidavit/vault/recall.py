@@ -23,7 +23,8 @@ Public API (plain dicts in and out, so an MCP tool result is ``json.dumps`` of t
     m.unlink(id) -> {"id", "unlinked": True}
     m.expire() -> {"expired": [ids]}       (also runs by itself after every write)
     m.status() -> vault status + {"semantic", "model", "indexed", "vector_index"}
-    m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits)
+    m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits), one
+                                                transaction for the whole batch
 
 Every write checks the caller's grants (:class:`affidavit.vault.acl.Access`): ``rw`` on the
 namespace written and on every record changed (superseded, forgotten, unlinked); a record the
@@ -399,36 +400,39 @@ class Memory:
         *,
         namespace: str = "default",
         source: str = "import",
-        progress: Callable[[int], None] | None = None,
-        chunk: int = EMBED_CHUNK,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> int:
-        """Store verbatim rows ``{"id", "text", "date"?}`` (imports skip authoring limits)."""
+        """Store verbatim rows ``{"id", "text", "date"?}`` (imports skip authoring limits).
+
+        All or nothing: every row is checked and embedded first, then the batch is sealed and
+        committed in one transaction (one fsync, not one per row or chunk), so a crash or a
+        bad row leaves the vault as it was. ``progress(phase, done, total)`` reports the
+        ``"embedding"`` and then the ``"sealing"`` phase.
+        """
         for i, row in enumerate(rows):
             if not isinstance(row.get("text"), str) or not row["text"].strip():
                 raise InputError(f"row {i}: text must be a non-empty string")
-        count = 0
+        embedding = (lambda done, total: progress("embedding", done, total)) if progress else None
         with self._lock:
-            for start in range(0, len(rows), chunk):
-                part = rows[start : start + chunk]
-                vectors = self._embed([str(r["text"]) for r in part])
-                items = []
-                for j, row in enumerate(part):
-                    data: dict[str, Any] = {
-                        "text": row["text"],
-                        "source": source,
-                        "kind": "fact",
-                        "imported": True,
-                    }
-                    if row.get("date"):
-                        data["discovered"] = str(row["date"])[:10]
-                    vector = vector_to_bytes(vectors[j]) if vectors is not None else None
-                    items.append(NewItem(data, MEMORY, namespace, vector, id=row.get("id")))
-                self.vault.put_many(items)
-                self._drain()
-                count += len(part)
-                if progress is not None:
-                    progress(len(part))
-        return count
+            texts = [str(r["text"]) for r in rows]
+            embedder = self.embedder
+            vectors = window_bytes(embedder, texts, embedding) if embedder is not None else None
+            items = []
+            for i, row in enumerate(rows):
+                data: dict[str, Any] = {
+                    "text": row["text"],
+                    "source": source,
+                    "kind": "fact",
+                    "imported": True,
+                }
+                if row.get("date"):
+                    data["discovered"] = str(row["date"])[:10]
+                vector = vectors[i] if vectors is not None else None
+                items.append(NewItem(data, MEMORY, namespace, vector, id=row.get("id")))
+            sealing = (lambda done, total: progress("sealing", done, total)) if progress else None
+            self.vault.put_many(items, progress=sealing)
+            self._drain()
+        return len(items)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -477,11 +481,6 @@ class Memory:
                 results.append(out)
         semantic = embedding is not None
         return {"results": results, "semantic": semantic, "notice": model.RESULT_NOTICE}
-
-    def ranked_ids(self, query: str, k: int) -> list[str]:
-        """The top ``k`` ids for a question, without views (the retrieval benchmark)."""
-        qv = self.embedder.embed_query(query) if self.embedder is not None else None
-        return [h.id for h in self.index.search(query, qv, top_k=k)]
 
     def get(self, item_id: str) -> dict[str, Any]:
         """One memory or relation by id (superseded memories included)."""
@@ -637,13 +636,23 @@ def embed_missing(
     if embedder is None:
         return list(items)
     out = list(items)
-    for start in range(0, len(todo), EMBED_CHUNK):
-        part = todo[start : start + EMBED_CHUNK]
-        windows = embedder.embed_windows([str(items[i].data["text"]) for i in part])
-        for i, vector in zip(part, windows, strict=True):
-            out[i] = replace(items[i], vector=vector_to_bytes(vector))
+    vectors = window_bytes(embedder, [str(items[i].data["text"]) for i in todo], progress)
+    for i, vector in zip(todo, vectors, strict=True):
+        out[i] = replace(items[i], vector=vector)
+    return out
+
+
+def window_bytes(
+    embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+) -> list[bytes]:
+    """Each text's window vectors as sealed bytes, :data:`EMBED_CHUNK` texts per step (one
+    progress tick each, and a bounded peak of float32 windows)."""
+    out: list[bytes] = []
+    for start in range(0, len(texts), EMBED_CHUNK):
+        windows = embedder.embed_windows(list(texts[start : start + EMBED_CHUNK]))
+        out += [vector_to_bytes(w) for w in windows]
         if progress is not None:
-            progress(start + len(part), len(todo))
+            progress(len(out), len(texts))
     return out
 
 
