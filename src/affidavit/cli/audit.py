@@ -12,13 +12,14 @@ from pathlib import Path
 import click
 
 from affidavit.cli.output import print_json, stdout
+from affidavit.cli.params import PATH
 from affidavit.core.errors import IntegrityError
 
 
 @click.command("verify")
 @click.option(
     "--log",
-    type=click.Path(path_type=Path),
+    type=PATH,
     help="Verify this proxy audit log instead of the vault's chain.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from affidavit.cli.params import PATH
+
 DEFAULT_SQL_TIMEOUT_S = 30.0
 """How long one agent SQL statement may run unless the user says otherwise."""
 
@@ -13,7 +15,7 @@ DEFAULT_SQL_TIMEOUT_S = 30.0
 @click.command("serve")
 @click.option(
     "--repo-path",
-    type=click.Path(path_type=Path),
+    type=PATH,
     required=True,
     help="Top level of the git work tree the server is confined to.",
 )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from affidavit.cli.output import stdout, warn
+from affidavit.cli.params import PATH
 from affidavit.core.errors import AffidavitError, InputError, UsageError
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ _CLIENT = click.option("--client", help="Only this client's config.")
 @click.option("--caller", help="Connect as this caller (its own namespace); default: user.")
 @click.option(
     "--vault",
-    type=click.Path(path_type=Path),
+    type=PATH,
     help="The vault the server opens (default: AFFIDAVIT_VAULT, else yours).",
 )
 @_DRY_RUN

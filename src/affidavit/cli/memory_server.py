@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from affidavit.cli.params import PATH
+
 
 @click.command("serve")
 @click.option(
@@ -19,7 +21,7 @@ import click
 )
 @click.option(
     "--vault",
-    type=click.Path(path_type=Path),
+    type=PATH,
     help="Vault directory (default: AFFIDAVIT_VAULT or ~/.affidavit/vault).",
 )
 def serve(caller: str, vault: Path | None) -> None:

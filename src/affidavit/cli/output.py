@@ -17,8 +17,6 @@ import sys
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import click
-
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
@@ -65,10 +63,6 @@ def __getattr__(name: str) -> Console:
     if name in ("stdout", "stderr"):
         return _console(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-"""``--json``, the same on every command that returns data: one JSON document on stdout."""
 
 
 def print_json(value: Any) -> None:

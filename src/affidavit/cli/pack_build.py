@@ -7,18 +7,17 @@ from pathlib import Path
 import click
 
 from affidavit.cli.output import stderr, stdout
-
-_FILE = click.Path(path_type=Path)
+from affidavit.cli.params import PATH
 
 
 @click.command("build")
 @click.option(
-    "--messages", type=_FILE, required=True, help="Source messages, one JSON object per line."
+    "--messages", type=PATH, required=True, help="Source messages, one JSON object per line."
 )
 @click.option(
-    "--records", type=_FILE, required=True, help="Records to remember, each citing quotes."
+    "--records", type=PATH, required=True, help="Records to remember, each citing quotes."
 )
-@click.option("--out", type=_FILE, required=True, help="New pack directory; must not exist yet.")
+@click.option("--out", type=PATH, required=True, help="New pack directory; must not exist yet.")
 @click.option("--title", required=True, help="Title for MEMORY.md and README.md.")
 @click.option("--description", help="Text for the pack README.")
 def build(messages: Path, records: Path, out: Path, title: str, description: str | None) -> None:

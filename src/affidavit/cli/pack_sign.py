@@ -6,20 +6,20 @@ from pathlib import Path
 
 import click
 
-_PATH = click.Path(path_type=Path)
+from affidavit.cli.params import PATH
 
 
 @click.command("sign")
-@click.option("--pack", type=_PATH, required=True, help="The pack to sign (it is copied).")
+@click.option("--pack", type=PATH, required=True, help="The pack to sign (it is copied).")
 @click.option(
     "--key",
-    type=_PATH,
+    type=PATH,
     required=True,
     help="Ed25519 private key for ssh-keygen (KEY.pub must sit next to it); "
     "a .pub with ssh-agent works too.",
 )
 @click.option("--expires", required=True, help="Days from now (90d, at most 1825d) or a UTC time.")
-@click.option("--out", type=_PATH, required=True, help="New directory for the signed pack.")
+@click.option("--out", type=PATH, required=True, help="New directory for the signed pack.")
 @click.option(
     "--sequence", type=click.IntRange(min=0), help="Raise it with every pack you publish."
 )

@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from affidavit.cli.output import json_option, print_json
+from affidavit.cli.output import print_json
+from affidavit.cli.params import MANY, PATH, json_option
 from affidavit.core.errors import UsageError
 
 _BACKEND_ARGV = "affidavit.proxy.backend_argv"
@@ -115,26 +116,21 @@ def _load_verifiers(specs: list[str]) -> tuple[Any, ...]:
     return tuple(loaded)
 
 
-_MANY: dict[str, Any] = {"multiple": True, "default": ()}
-
-
 @click.command("run", cls=_BackendCommand)
-@click.option(
-    "--root", type=click.Path(path_type=Path), **_MANY, help="A directory verifiers may look in."
-)
+@click.option("--root", type=PATH, **MANY, help="A directory verifiers may look in.")
 @click.option(
     "--idempotent-replay", is_flag=True, help="Answer a retry of a VERIFIED call from its result."
 )
 @click.option("--receipts", is_flag=True, help="Append each receipt to the result.")
-@click.option("--policy", type=click.Path(path_type=Path), help="YAML allow/deny/approval rules.")
+@click.option("--policy", type=PATH, help="YAML allow/deny/approval rules.")
 @click.option("--pin-tools", is_flag=True, help="Refuse tools that changed.")
-@click.option("--audit-log", type=click.Path(path_type=Path), help="Hash-chained JSONL log.")
+@click.option("--audit-log", type=PATH, help="Hash-chained JSONL log.")
 @click.option("--backend-url", help="Streamable HTTP URL.")
-@click.option("--header", **_MANY, help="'Name: value' (may use ${ENV}).")
-@click.option("--header-from-env", **_MANY, help="NAME=ENV: header NAME with the value of $ENV.")
+@click.option("--header", **MANY, help="'Name: value' (may use ${ENV}).")
+@click.option("--header-from-env", **MANY, help="NAME=ENV: header NAME with the value of $ENV.")
 @click.option("--otel-exporter", help="console or otlp.")
 @click.option("--otel-endpoint", help="OTLP HOST:PORT.")
-@click.option("--verifier", **_MANY, help="Extra verifier MODULE:ATTR.")
+@click.option("--verifier", **MANY, help="Extra verifier MODULE:ATTR.")
 @click.option("--verify-timeout", type=float, default=60.0, help="Seconds per verifier step.")
 @click.pass_context
 def run(
@@ -210,8 +206,8 @@ def run(
 
 
 @click.command("trust-tools")
-@click.option("--audit-log", type=click.Path(path_type=Path), help="The log the pins sit beside.")
-@click.option("--tool", **_MANY, help="Trust only this tool (repeatable).")
+@click.option("--audit-log", type=PATH, help="The log the pins sit beside.")
+@click.option("--tool", **MANY, help="Trust only this tool (repeatable).")
 @click.option("--backend", help="Only this backend (as listed).")
 def trust_tools(audit_log: Path | None, tool: tuple[str, ...], backend: str | None) -> None:
     """Accept tool definitions that changed since they were pinned."""
@@ -233,10 +229,8 @@ def trust_tools(audit_log: Path | None, tool: tuple[str, ...], backend: str | No
 
 
 @click.command("replay")
-@click.argument("audit", type=click.Path(path_type=Path), help="An audit log written by the proxy.")
-@click.option(
-    "--policy", type=click.Path(path_type=Path), required=True, help="The new policy to back-test."
-)
+@click.argument("audit", type=PATH, help="An audit log written by the proxy.")
+@click.option("--policy", type=PATH, required=True, help="The new policy to back-test.")
 @json_option
 def replay(audit: Path, policy: Path, as_json: bool) -> None:
     """Back-test a new policy on an audit log.

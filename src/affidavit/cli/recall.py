@@ -14,10 +14,8 @@ from typing import Any
 import click
 
 from affidavit.cli.opening import open_memory, open_vault
-from affidavit.cli.output import json_option, print_json, shown, stdout, warn
-
-_MANY: dict[str, Any] = {"multiple": True, "default": ()}
-"""A repeatable option: each use adds one value (a tuple; empty when not given)."""
+from affidavit.cli.output import print_json, shown, stdout, warn
+from affidavit.cli.params import MANY, PATH, json_option
 
 
 def _memories_table(rows: list[dict[str, Any]], *, scored: bool) -> None:
@@ -42,13 +40,13 @@ def _memories_table(rows: list[dict[str, Any]], *, scored: bool) -> None:
 @click.argument("text", help="The memory: one claim.")
 @click.option("--source", required=True, help="Where it came from ('from chat', a file).")
 @click.option("--namespace", default="default", help="The namespace to store in.")
-@click.option("--tag", **_MANY, help="A tag; repeat for several.")
+@click.option("--tag", **MANY, help="A tag; repeat for several.")
 @click.option("--discovered", help="Learned on (YYYY-MM-DD).")
 @click.option("--expires", help="Last day it holds: a date, or 14d / 2w / 3m / 1y.")
 @click.option("--importance", type=float, help="0-1 (default 0.5).")
 @click.option("--kind", default="fact", help="fact (accumulates) or opinion (replaces).")
 @click.option(
-    "--supersedes", **_MANY, help="The id this replaces (repeat); it stays readable by id."
+    "--supersedes", **MANY, help="The id this replaces (repeat); it stays readable by id."
 )
 @click.option(
     "--keep-both", is_flag=True, help="Store an opinion beside the similar ones it conflicts with."
@@ -116,8 +114,8 @@ def store(
 
 @click.command("search")
 @click.argument("query", help="The question, in your own words.")
-@click.option("--namespace", **_MANY, help="Only these namespaces.")
-@click.option("--tag", **_MANY, help="Only memories with one of these tags.")
+@click.option("--namespace", **MANY, help="Only these namespaces.")
+@click.option("--tag", **MANY, help="Only memories with one of these tags.")
 @click.option("--kind", help="Only facts or only opinions.")
 @click.option("--since", help="Saved on or after (YYYY-MM-DD).")
 @click.option("--until", help="Saved on or before (YYYY-MM-DD).")
@@ -301,19 +299,19 @@ def expire(as_json: bool) -> None:
 @click.command("retrieval")
 @click.option(
     "--corpus",
-    type=click.Path(path_type=Path),
+    type=PATH,
     required=True,
     help="JSONL: collection, id, text, date?, group?",
 )
 @click.option(
     "--queries",
-    type=click.Path(path_type=Path),
+    type=PATH,
     required=True,
     help="JSONL: collection, id, text, relevant, category?",
 )
 @click.option("--k", type=int, multiple=True, default=(5, 10), help="Cut-offs; repeat for several.")
-@click.option("--score-category", **_MANY, help="Overall = only these categories (default: all).")
-@click.option("--json", "json_out", type=click.Path(path_type=Path), help="Write the report here.")
+@click.option("--score-category", **MANY, help="Overall = only these categories (default: all).")
+@click.option("--json", "json_out", type=PATH, help="Write the report here.")
 def bench_retrieval(
     corpus: Path,
     queries: Path,

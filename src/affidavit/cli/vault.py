@@ -21,7 +21,8 @@ import click
 
 from affidavit.cli import passphrase
 from affidavit.cli.opening import open_vault
-from affidavit.cli.output import json_option, print_json, shown, stderr, stdout, warn
+from affidavit.cli.output import print_json, shown, stderr, stdout, warn
+from affidavit.cli.params import PATH, json_option
 from affidavit.core.errors import InputError, LockedError, UsageError
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 PROGRESS_FROM = 2000
 KEYFILE_BYTES = 64
-_PATH = click.Path(path_type=Path)
 
 
 def _vault_dir() -> Path:
@@ -53,7 +53,7 @@ def _ensure_keyfile(path: Path) -> bool:
 @click.command("init")
 @click.option(
     "--keyfile",
-    type=_PATH,
+    type=PATH,
     help="Also require this keyfile (created with 64 random bytes if it does not exist).",
 )
 @json_option
@@ -97,7 +97,7 @@ def init(keyfile: Path | None, as_json: bool) -> None:
     "and keeps it until it exits (`status` only looks); every other process finds the "
     "vault locked.",
 )
-@click.option("--keyfile", type=_PATH, help="The keyfile of a 2FA vault.")
+@click.option("--keyfile", type=PATH, help="The keyfile of a 2FA vault.")
 @click.option(
     "--auto-lock",
     type=click.IntRange(min=0),
@@ -154,7 +154,7 @@ def unlock(
 @click.option("--sign", is_flag=True, help="First write an Ed25519-signed manifest of the vault.")
 @click.option(
     "--out",
-    type=_PATH,
+    type=PATH,
     help="Where to write the manifest (default: manifest.json in the vault).",
 )
 @json_option
@@ -217,7 +217,7 @@ def passwd() -> None:
 @click.command("enable")
 @click.option(
     "--keyfile",
-    type=_PATH,
+    type=PATH,
     required=True,
     help="The keyfile to require (created with 64 random bytes if missing).",
 )
@@ -240,7 +240,7 @@ def twofa_enable(keyfile: Path) -> None:
 
 
 @click.command("disable")
-@click.option("--keyfile", type=_PATH, required=True, help="The keyfile the vault requires now.")
+@click.option("--keyfile", type=PATH, required=True, help="The keyfile the vault requires now.")
 def twofa_disable(keyfile: Path) -> None:
     """Stop requiring the keyfile.
 
@@ -488,9 +488,9 @@ def _state_line(info: dict[str, Any]) -> str:
 
 
 @click.command("verify")
-@click.argument("manifest_path", metavar="MANIFEST", type=_PATH, help="A file `lock --sign` wrote.")
+@click.argument("manifest_path", metavar="MANIFEST", type=PATH, help="A file `lock --sign` wrote.")
 @click.option(
-    "--vault", type=_PATH, help="Also check that this vault directory's file is the signed one."
+    "--vault", type=PATH, help="Also check that this vault directory's file is the signed one."
 )
 @click.option("--key", help="Require this signer fingerprint (SHA256:...).")
 @json_option
