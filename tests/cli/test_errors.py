@@ -16,6 +16,7 @@ from tests.support import run_cli
     [
         (["memory", "store"], "Missing argument 'TEXT'; see `affidavit memory store --help`"),
         (["stor"], "No such command 'stor'. Did you mean 'store'?"),  # a lazy group suggests too
+        (["proxy", "replya"], "No such command 'replya'. Did you mean 'replay'?"),  # not `run`
         (["memory", "lock", "--sign=yes"], "Option '--sign' does not take a value"),
         (["unlock", "--auto-lock", "-1"], "-1 is not in the range x>=0"),
         (["memory", "store", "x", "--source"], "Option '--source' requires an argument"),

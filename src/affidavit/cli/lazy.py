@@ -38,8 +38,8 @@ class LazyGroup(click.Group):
     ``commands`` maps each name, in the order help lists them, to a ``click.Command`` or to
     ``"module:attribute"`` of one. ``aliases`` maps a further name to the path of names that
     leads to a command below this group (``{"store": ("memory", "store")}``). ``default``
-    names the command that runs when the first argument names none (``affidavit proxy --
-    CMD`` is ``affidavit proxy run -- CMD``).
+    names the command that runs when the first argument is an option rather than a command
+    (``affidavit proxy --receipts -- CMD`` is ``affidavit proxy run --receipts -- CMD``).
     """
 
     def __init__(
@@ -91,14 +91,9 @@ class LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if (
-            self.default is not None
-            and args
-            and args[0] not in self.entries
-            and args[0] not in self.aliases
-            and args[0] not in ctx.help_option_names
-        ):
-            args = [self.default, *args]
+        if self.default and args[:1] and args[0].startswith("-"):
+            if args[0] not in ctx.help_option_names:  # the group's only option
+                args = [self.default, *args]
         return super().parse_args(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

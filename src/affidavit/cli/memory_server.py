@@ -30,10 +30,12 @@ def serve(caller: str, vault: Path | None) -> None:
     14 memory_* tools. The vault is opened after the handshake; a locked vault still serves
     memory_status and answers every other call with the advice to unlock.
     """
-    from affidavit.servers.memory import serve as run
     from affidavit.vault.acl import check_name
 
-    run(check_name(caller, "caller"), vault)
+    check_name(caller, "caller")  # one line on stderr, before any MCP code is imported
+    from affidavit.servers.memory import serve as run
+
+    run(caller, vault)
 
 
 @click.command("grant")
