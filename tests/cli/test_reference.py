@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from affidavit.cli.reference import render
 from tests.support import REPO_ROOT
 

@@ -12,11 +12,12 @@ from affidavit.cli.app import root
 from affidavit.cli.reference import WIDTH
 from tests.support import run_cli
 
-OLD_TOP_LEVEL = (
-    "init unlock lock passwd 2fa store get forget export import status verify search recent "
-    "link relations unlink expire serve grant unlock-tool bench integrate wrap unwrap devserver "
-    "demo pack audit proxy"
-).split()
+OLD_TOP_LEVEL = [
+    "init", "unlock", "lock", "passwd", "2fa", "store", "get", "forget", "export", "import",
+    "status", "verify", "search", "recent", "link", "relations", "unlink", "expire", "serve",
+    "grant", "unlock-tool", "bench", "integrate", "wrap", "unwrap", "devserver", "demo", "pack",
+    "audit", "proxy",
+]  # fmt: skip
 """Every top-level command name before the groups (MCP configs and scripts still say them)."""
 
 

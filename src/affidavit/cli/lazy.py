@@ -91,9 +91,9 @@ class LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if self.default and args[:1] and args[0].startswith("-"):
-            if args[0] not in ctx.help_option_names:  # the group's only option
-                args = [self.default, *args]
+        option = args[0] if args and args[0].startswith("-") else None
+        if self.default and option and option not in ctx.help_option_names:  # its only option
+            args = [self.default, *args]
         return super().parse_args(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
