@@ -59,7 +59,15 @@ def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str
     groups: dict[str, str] = {}
     rows: dict[str, list] = {}
     for seq, (row, windows) in enumerate(zip(corpus, turns, strict=True)):
-        entry = Entry(row["id"], row["text"], seq=seq, discovered=row.get("date"), ages=False)
+        entry = Entry(
+            row["id"],
+            row["text"],
+            seq=seq,
+            discovered=row.get("date"),
+            ages=False,
+            thread=row.get("thread"),
+            turn=row.get("turn"),
+        )
         rows.setdefault(row["collection"], []).append((entry, windows))
         groups[row["id"]] = row["group"]
     for name, items in rows.items():

@@ -13,12 +13,14 @@ from affidavit.vault.ranking import DIVERSITY_POOL, Entry, RecallIndex
 DISCOUNTS = {
     "redundancy_weight": ranking.W_REDUNDANT,
     "redundancy_from": ranking.REDUNDANT_FROM,
-    "same_day_decay": ranking.SAME_DAY_DECAY,
+    "same_thread_decay": ranking.SAME_THREAD_DECAY,
 }
 
 
-def _picked(scores: list[float], similarity: np.ndarray, days: list[str], want: int) -> list[int]:
-    return [i for i, _ in spread_order(scores, similarity, days, want, **DISCOUNTS)]
+def _picked(
+    scores: list[float], similarity: np.ndarray, threads: list[str | None], want: int
+) -> list[int]:
+    return [i for i, _ in spread_order(scores, similarity, threads, want, **DISCOUNTS)]
 
 
 def test_without_repetition_the_page_is_the_score_order() -> None:
@@ -32,11 +34,16 @@ def test_a_restated_memory_gives_way_to_a_different_one() -> None:
     assert _picked([1.0, 0.98, 0.9], similarity, ["a", "b", "c"], 3) == [0, 2, 1]
 
 
-def test_one_day_does_not_fill_the_page() -> None:
-    # With the shipped decay, the third memory of one day falls behind a slightly weaker
-    # memory of another day; the second does not.
+def test_one_thread_does_not_fill_the_page() -> None:
+    # With the shipped decay, the third memory of one thread falls behind a slightly weaker
+    # memory of another thread; the second does not.
     scores = [1.0, 0.99, 0.98, 0.9]
-    assert _picked(scores, np.eye(4), ["mon", "mon", "mon", "tue"], 4) == [0, 1, 3, 2]
+    assert _picked(scores, np.eye(4), ["t1", "t1", "t1", "t2"], 4) == [0, 1, 3, 2]
+
+
+def test_memories_without_a_thread_are_never_discounted_for_it() -> None:
+    scores = [1.0, 0.99, 0.98, 0.9]
+    assert _picked(scores, np.eye(4), [None, None, None, "t2"], 4) == [0, 1, 2, 3]
 
 
 def test_discounted_scores_never_rise_and_a_short_page_is_the_head_of_a_long_one() -> None:
@@ -45,13 +52,13 @@ def test_discounted_scores_never_rise_and_a_short_page_is_the_head_of_a_long_one
         n = 12
         scores = sorted(rng.uniform(0.1, 1.0, n).tolist(), reverse=True)
         similarity = rng.uniform(0.0, 1.0, (n, n))
-        days = [str(d) for d in rng.integers(0, 3, n)]
-        full = spread_order(scores, similarity, days, n, **DISCOUNTS)
+        threads = [str(d) if d else None for d in rng.integers(0, 3, n)]
+        full = spread_order(scores, similarity, threads, n, **DISCOUNTS)
         values = [v for _, v in full]
         assert values == sorted(values, reverse=True)
         assert sorted(i for i, _ in full) == list(range(n))
         for k in (1, 3, 7):
-            assert _picked(scores, similarity, days, k) == [i for i, _ in full[:k]]
+            assert _picked(scores, similarity, threads, k) == [i for i, _ in full[:k]]
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -66,12 +73,12 @@ def _toward(q: np.ndarray, cosine: float, direction: int) -> np.ndarray:
 
 
 def _index(rows: list[tuple[str, np.ndarray, str | None]]) -> RecallIndex:
-    """Vector-only imported entries (no age), saved two apart so no conversation links form."""
+    """Vector-only imported entries (no age); the third field is the thread (``None``: none)."""
     index = RecallIndex()
     index.add_many(
         [
-            (Entry(i, f"row {n}", seq=2 * n, discovered=day, ages=False), windows)
-            for n, (i, windows, day) in enumerate(rows)
+            (Entry(i, f"row {n}", seq=n, thread=thread, ages=False), windows)
+            for n, (i, windows, thread) in enumerate(rows)
         ]
     )
     return index
@@ -92,16 +99,20 @@ def test_search_puts_a_different_match_before_a_restatement() -> None:
     assert [h.id for h in index.search("zzz", Q, top_k=3)] == ["first", "different", "restated"]
 
 
-def test_search_spreads_a_page_over_discovery_days() -> None:
-    index = _index(
-        [
-            ("mon-1", _toward(Q, 0.70, 1), "2026-06-01"),
-            ("mon-2", _toward(Q, 0.69, 2), "2026-06-01"),
-            ("mon-3", _toward(Q, 0.68, 3), "2026-06-01"),
-            ("tue", _toward(Q, 0.66, 4), "2026-06-02"),
-        ]
-    )
-    assert [h.id for h in index.search("zzz", Q, top_k=4)] == ["mon-1", "mon-2", "tue", "mon-3"]
+def test_search_spreads_a_page_over_threads_only() -> None:
+    def page(one: str | None, other: str | None) -> list[str]:
+        index = _index(
+            [
+                ("a-1", _toward(Q, 0.70, 1), one),
+                ("a-2", _toward(Q, 0.69, 2), one),
+                ("a-3", _toward(Q, 0.68, 3), one),
+                ("b", _toward(Q, 0.66, 4), other),
+            ]
+        )
+        return [h.id for h in index.search("zzz", Q, top_k=4)]
+
+    assert page("chat-1", "chat-2") == ["a-1", "a-2", "b", "a-3"]
+    assert page(None, None) == ["a-1", "a-2", "a-3", "b"]  # authored: plain score order
 
 
 def _crowded_index() -> RecallIndex:
@@ -111,7 +122,7 @@ def _crowded_index() -> RecallIndex:
     rows = []
     for n in range(60):
         v = centres[n % 3] + rng.standard_normal(DIM).astype(np.float32) * 0.03
-        rows.append((f"m{n}", _unit(v), f"2026-06-0{1 + n % 4}"))
+        rows.append((f"m{n}", _unit(v), f"chat-{n % 4}"))
     return _index(rows)
 
 
@@ -119,7 +130,7 @@ def test_diversity_only_reorders_the_best_scored(monkeypatch: pytest.MonkeyPatch
     index = _crowded_index()
     page = [h.id for h in index.search("zzz", Q, top_k=DIVERSITY_POOL)]
     monkeypatch.setattr(ranking, "W_REDUNDANT", 0.0)
-    monkeypatch.setattr(ranking, "SAME_DAY_DECAY", 1.0)
+    monkeypatch.setattr(ranking, "SAME_THREAD_DECAY", 1.0)
     by_score = [h.id for h in index.search("zzz", Q, top_k=DIVERSITY_POOL)]
     assert page != by_score  # the discounts did reorder this crowded page...
     assert set(page) == set(by_score)  # ...and surfaced nothing from further down

@@ -19,6 +19,14 @@ from affidavit.vault.when import Span, spans
         ("How often did he swim in 2023?", [Span(2023, None, None)]),
         ("between 2023-05-23 and 2023-06", [Span(2023, 5, 23), Span(2023, 6, None)]),
         ("in May 2023 and again in May 2023", [Span(2023, 5, None)]),
+        ("what shipped last May?", [Span(None, 5, None)]),
+        ("what did we decide on May 4th?", [Span(None, 5, 4)]),
+        ("what broke on 2023-05-04?", [Span(2023, 5, 4)]),
+        ("who joined the team since March?", [Span(None, 3, None)]),
+        ("what happened in mid-June", [Span(None, 6, None)]),
+        ("the summer of 2022", [Span(2022, None, None)]),
+        ("the week before 9 June 2023", [Span(2023, 6, 9)]),
+        ("the 4th of July", [Span(None, 7, 4)]),
     ],
 )
 def test_named_dates(question: str, expected: list[Span]) -> None:
@@ -33,6 +41,16 @@ def test_named_dates(question: str, expected: list[Span]) -> None:
         "ticket 12345 and port 8080",  # numbers that are not years
         "on 2023-13-01",  # no month 13
         "",
+        # issue 13: a bare capitalised month word, or any four-digit number, named a date
+        "May I deploy the hotfix today?",
+        "March the release branch forward",
+        "what does error 2003 mean",
+        "is port 2020 open on the gateway",
+        "who owns PROJ-2026",
+        "status of ABC-2023-05",
+        "the June release notes",
+        "March 3 servers to the new rack",
+        "at 2020 rpm the fan is loud",
     ],
 )
 def test_no_date(question: str) -> None:

@@ -52,6 +52,9 @@ def _memories_table(rows: list[dict[str, Any]], *, scored: bool) -> None:
     "--keep-both", is_flag=True, help="Store an opinion beside the similar ones it conflicts with."
 )
 @click.option("--quarantined", is_flag=True, help="Warn on every recall of it.")
+@click.option("--thread", help="Only for a turn of a recorded conversation: its name.")
+@click.option("--turn", type=int, help="The turn's position in its thread.")
+@click.option("--reply-to", help="The id of the memory this turn answers (needs --thread).")
 @json_option
 def store(
     text: str,
@@ -65,6 +68,9 @@ def store(
     supersedes: tuple[str, ...],
     keep_both: bool,
     quarantined: bool,
+    thread: str | None,
+    turn: int | None,
+    reply_to: str | None,
     as_json: bool,
 ) -> None:
     """Store a memory (embedded for semantic recall); prints its id.
@@ -87,6 +93,9 @@ def store(
         "kind": kind,
         "supersedes": [] if keep_both else (list(supersedes) or None),
         "quarantined": quarantined,
+        "thread": thread,
+        "turn": turn,
+        "reply_to": reply_to,
     }
     vault = open_vault()
     try:

@@ -467,6 +467,9 @@ _MEMORY_FIELDS = (
     "importance",
     "quarantined",
     "superseded_by",
+    "thread",
+    "turn",
+    "reply_to",
     "score",
     "warning",
 )

@@ -137,6 +137,33 @@ def _fact_fields(max_chars: int) -> dict[str, Any]:
                 "another tool's output): every recall of it then carries a warning."
             ),
         },
+        "thread": {
+            "type": "string",
+            "pattern": ID_PATTERN,
+            "description": (
+                "Only for a turn of a recorded conversation (a chat log, a transcript): the "
+                "conversation's name, the same for all its turns. Turns of one thread lend "
+                "each other a little evidence in search, and a reply gains from the question "
+                "it answers. Omit it for an ordinary memory."
+            ),
+        },
+        "turn": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1_000_000_000,
+            "description": (
+                "The turn's position in its thread (needs thread). Default: the order in "
+                "which the turns are stored."
+            ),
+        },
+        "reply_to": {
+            "type": "string",
+            "pattern": ID_PATTERN,
+            "description": (
+                "The id of the memory this turn answers (needs thread). Default: the turn "
+                "before it."
+            ),
+        },
     }
 
 
@@ -155,6 +182,9 @@ _MEMORY_OUT: dict[str, Any] = {
         "importance": {"type": "number"},
         "quarantined": {"type": "boolean"},
         "superseded_by": _nullable("string"),
+        "thread": {"type": "string"},
+        "turn": {"type": "integer"},
+        "reply_to": {"type": "string"},
         "score": {"type": "number"},
         "warning": {"type": "string"},
     },

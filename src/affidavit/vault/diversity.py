@@ -1,4 +1,4 @@
-"""The page of a search: the best candidates, spread over what they say and when.
+"""The page of a search: the best candidates, spread over what they say and where from.
 
 Ranking scores each candidate alone, so two rewordings of one fact, or five turns of one
 conversation, can fill a page and push out the one memory from elsewhere that answers the
@@ -8,8 +8,9 @@ two discounts for what the page already holds,
 
 - redundancy: ``x (1 - weight * (c - start) / (1 - start))`` where ``c`` is its highest
   cosine to a memory already picked, when above ``start``;
-- same day: ``x decay ** n`` for ``n`` memories already picked from its namespace and day
-  (in a chat, one day is mostly one conversation).
+- same thread: ``x decay ** n`` for ``n`` memories already picked from its thread. Only rows
+  that name a thread (``vault/conversation.py``) have one; an authored memory is never
+  discounted for its day or its neighbours in save order.
 
 The discounts only grow as the page fills, so the discounted scores never rise down the
 page, and the first ``k`` picks are the same whatever the page size. Only the candidates
@@ -30,22 +31,22 @@ if TYPE_CHECKING:
 def spread_order(
     scores: Sequence[float],
     similarity: npt.NDArray[np.float64],
-    days: Sequence[Hashable],
+    threads: Sequence[Hashable | None],
     want: int,
     *,
     redundancy_weight: float,
     redundancy_from: float,
-    same_day_decay: float,
+    same_thread_decay: float,
 ) -> list[tuple[int, float]]:
     """Up to ``want`` (index, discounted score) picks from candidates sorted by score.
 
     ``similarity[i, j]`` is the cosine between candidates ``i`` and ``j`` (0 without
-    vectors); ``days[i]`` is candidate ``i``'s conversation day. The three discount
-    constants live in :mod:`affidavit.vault.ranking`.
+    vectors); ``threads[i]`` is candidate ``i``'s thread (``None``: it belongs to none). The
+    three discount constants live in :mod:`affidavit.vault.ranking`.
     """
     rows = similarity.tolist()  # a page is ~10 candidates: plain floats beat numpy calls
     closest = [0.0] * len(scores)  # each candidate's highest cosine to a pick so far
-    on_page: dict[Hashable, int] = {}  # memories picked per day
+    on_page: dict[Hashable, int] = {}  # memories picked per thread
     left = list(range(len(scores)))
     span = 1.0 - redundancy_from
     picks: list[tuple[int, float]] = []
@@ -54,11 +55,13 @@ def spread_order(
         for at, i in enumerate(left):  # the first of equals wins: ties keep ranking's order
             excess = max(closest[i] - redundancy_from, 0.0) / span
             value = scores[i] * (1.0 - redundancy_weight * excess)
-            value *= same_day_decay ** on_page.get(days[i], 0)
+            if threads[i] is not None:
+                value *= same_thread_decay ** on_page.get(threads[i], 0)
             if value > best:
                 best_at, best = at, value
         chosen = left.pop(best_at)
         picks.append((chosen, best))
         closest = [max(c, s) for c, s in zip(closest, rows[chosen], strict=True)]
-        on_page[days[chosen]] = on_page.get(days[chosen], 0) + 1
+        if threads[chosen] is not None:
+            on_page[threads[chosen]] = on_page.get(threads[chosen], 0) + 1
     return picks

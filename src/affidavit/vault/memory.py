@@ -10,7 +10,8 @@ written elsewhere and are kept verbatim.
 Fields kept in ``VaultItem.data`` (all JSON): ``text``, ``source``, ``tags``, ``discovered``
 (YYYY-MM-DD), ``expires`` (YYYY-MM-DD, inclusive), ``importance`` (0-1), ``kind``
 (``fact``|``opinion``), ``affirmed`` (UTC time of the last re-affirmation), ``supersedes``,
-``superseded_by``, ``quarantined``, ``imported``.
+``superseded_by``, ``quarantined``, ``imported``, and for a turn of a conversation
+``thread``, ``turn`` and ``reply_to`` (vault/conversation.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from affidavit.core.errors import InputError
 from affidavit.vault.lifecycle import parse_date, parse_expires
+from affidavit.vault.validate import STRUCTURE_FIELDS, check_structure
 
 #: The default one-claim limit in characters (setting ``max_memory_chars``).
 DEFAULT_MAX_CHARS = 200
@@ -48,6 +50,8 @@ class Claim:
     kind: str = "fact"
     supersedes: tuple[str, ...] | None = None
     quarantined: bool = False
+    #: ``thread`` / ``turn`` / ``reply_to`` when the memory is a turn of a conversation.
+    structure: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def data(self, now_iso: str) -> dict[str, Any]:
@@ -69,6 +73,7 @@ class Claim:
             out["supersedes"] = list(self.supersedes)
         if self.quarantined:
             out["quarantined"] = True
+        out.update(self.structure)
         out.update(self.extra)
         return out
 
@@ -143,6 +148,7 @@ def build_claim(
         "kind",
         "supersedes",
         "quarantined",
+        *STRUCTURE_FIELDS,
     }
     unknown = sorted(set(fields) - known)
     if unknown:
@@ -170,6 +176,7 @@ def build_claim(
         kind=kind,
         supersedes=_supersedes(fields.get("supersedes"), where),
         quarantined=bool(fields.get("quarantined", False)),
+        structure=check_structure(dict(fields), where),
     )
 
 
@@ -190,6 +197,7 @@ def view(item_id: str, namespace: str, saved_at: str, data: Mapping[str, Any]) -
     for optional in ("affirmed", "supersedes", "superseded_by"):
         if data.get(optional):
             out[optional] = data[optional]
+    out.update((name, data[name]) for name in STRUCTURE_FIELDS if data.get(name) is not None)
     if data.get("quarantined"):
         out["quarantined"] = True
         out["warning"] = QUARANTINE_WARNING

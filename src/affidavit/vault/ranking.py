@@ -1,44 +1,40 @@
 """Hybrid recall: every ranking constant, and the search pipeline that uses them.
 
-The two channels are independent evidence, combined as a soft OR in log-odds space::
+The core scorer, for every memory (docs/recall.md, "How ranking works"):
 
-    P(relevant) = 1 - (1 - p_vec)(1 - p_lex)
-    evidence    = (-W_VEC * log(1 - p_vec) - W_LEX * log(1 - p_lex)) * own + context
+- Two channels are independent evidence, combined as a soft OR in log-odds space::
 
-- ``p_vec`` maps the best-window cosine through fixed bounds (an L2-normalised encoder's
+      evidence = -W_VEC * log(1 - p_vec) - W_LEX * log(1 - p_lex)
+
+  ``p_vec`` maps the best-window cosine through fixed bounds (an L2-normalised encoder's
   cosines are comparable across questions; per-query min-max would promote the best hit of
-  a hopeless question to certainty). It is capped below what a conclusive literal match
-  reaches: a cosine says "about the same thing", never "the record you named".
-- ``p_lex`` is the share of the question's self-information ``I(t) = log((N+1)/df(t))``
-  that a record contains, against at least the information of one unique term, so a term
-  unique to one memory is near-conclusive and a term in a tenth of the vault is almost
-  nothing, whatever its BM25.
-- A record that asks a question holds no claim, so its own evidence counts
-  :data:`QUESTION_DAMP` of a statement's (``own``).
-- Conversation context: a candidate gains a small share of the evidence of the memory
-  saved next to it on the same day (:data:`W_NEIGHBOR`), and a larger share
-  (:data:`W_ANSWER`) when that memory is the question it replies to: in a conversation the
-  reply holds what the question's words point at. Only candidates gain, so a record
-  without evidence of its own never surfaces.
-- A question that names a day, month or year (:mod:`affidavit.vault.when`) multiplies the
-  evidence of candidates discovered inside it by ``1 + W_DATE``; a date alone is never
-  evidence.
+  a hopeless question to certainty), capped below what a conclusive literal match reaches.
+  ``p_lex`` is the share of the question's self-information ``I(t) = log((N+1)/df(t))``
+  that a record holds, against at least one unique term's worth, so a term unique to one
+  memory is near-conclusive and a term in a tenth of the vault is almost nothing.
 - Priors multiply, so they reorder matches and never surface a non-match: importance
-  centred on the 0.5 default, and for opinions a bonus halving every
-  :data:`OPINION_HALF_LIFE_DAYS` since the last re-affirmation.
+  centred on 0.5; for an opinion, a recency bonus halving every OPINION_HALF_LIFE_DAYS
+  since its last re-affirmation; for a question that names a date
+  (:mod:`affidavit.vault.when`), 1 + W_DATE for a memory known to be from then.
 - Age is the share of the searched population written after a memory, applied to the
-  semantic term in odds (:func:`aged`); a literal identifier is not aged, and the relevance
-  cut reads the unaged evidence, so recency orders results but never decides which return.
-- The cut is relative to the best hit (scores are not comparable between questions) plus an
-  absolute floor, so a question the vault knows nothing about returns nothing.
-- The page is picked from the DIVERSITY_POOL best by score, discounting a candidate that
-  repeats a memory already on the page or comes from the same day (:mod:`diversity`), so
-  one conversation or one fact said twice does not crowd out the rest.
+  semantic term in odds (:func:`aged`); imported rows have none.
+- The evidence floor (ABSOLUTE_FLOOR) and, for an adaptive page, the relative cut
+  (RELATIVE_CUT of the best) read the unaged, unweighted evidence, so a question the vault
+  knows nothing about returns nothing, and priors never decide which memories qualify.
+- The page is picked from the DIVERSITY_POOL best, discounting a restatement of a memory
+  already on it (:mod:`affidavit.vault.diversity`).
 - Filters run after ranking; the vector pool widens when they leave too few results, and
   the last widening is exhaustive, so a filter never loses a match behind the pool size.
 
-Each constant's comment names the benchmark figure that justifies it
-(``python benchmarks/locomo.py``; ``python benchmarks/vault.py``).
+Conversation structure, only for memories that name a ``thread``
+(:mod:`affidavit.vault.conversation`, ADR 55): a turn gains W_NEIGHBOR of the stronger
+adjacent turn's evidence and W_ANSWER of the question it replies to; a turn that ends in a
+question counts QUESTION_DAMP of its own; one thread's turns are spread over the page
+(SAME_THREAD_DECAY). Authored memories get none of it.
+
+Each constant below says what it means and why it has its value. The measurements behind
+them, and how a constant may change (a paired-bootstrap gain on the tuning halves of
+``benchmarks/agent_memory.py`` and ``benchmarks/locomo.py``), are in docs/recall-tuning.md.
 """
 
 from __future__ import annotations
@@ -60,146 +56,115 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-# Figures below: LoCoMo categories 1-4, turn-level recall@5 / recall@10 / session
-# group_hit@5 (python benchmarks/locomo.py; one-at-a-time sweeps in docs/recall.md,
-# "Tuning"). Final values: see docs/recall.md; BM25 in the same run 0.471 / 0.558 / 0.835.
-# A rank-agreement (reciprocal rank) term was removed with the context rules: without it
-# the earlier settings scored 0.606 / 0.687 / 0.896, with it 0.602 / 0.684 / 0.897.
-# Figures above the page-diversity block were measured without it (final 0.678 / 0.750 /
-# 0.914); with it the final values score 0.671 / 0.750 / 0.924 (ADR 54).
-
-# --- channel weights --------------------------------------------------------------------
-#: Weight of the semantic channel. 0.75/0.25 (the reference vault's split) gave 0.499 /
-#: 0.591 / 0.809 here, 0.4/0.6 gave 0.578 / 0.661 / 0.890, 0.3/0.7 the best 0.585 / 0.668 /
-#: 0.896, 0.2/0.8 0.583 / 0.664 / 0.896: with MiniLM the literal channel is the stronger one.
-#: With the context rules 0.4/0.6 gave 0.672 / 0.741 / 0.904, 0.2/0.8 0.672 / 0.746 / 0.913.
+# --- channel weights ------------------------------------------------------------------------
+#: Weight of the semantic channel: with MiniLM the literal channel is the stronger one on
+#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52), and 0.4/0.6 or
+#: 0.5/0.5 gained nothing measurable on the agent-memory tuning half.
 W_VEC = 0.3
-#: Weight of the literal channel. Its ceiling W_LEX * -log(1 - LEX_CAP) = 4.8 stays above the
-#: semantic ceiling W_VEC * -log(1 - VEC_CAP) = 0.64, so a conclusive literal match always
-#: outranks a paraphrase (test_ranking: literal unique term beats any paraphrase).
+#: Weight of the literal channel; its ceiling (4.8) stays far above the semantic one (0.64),
+#: so a conclusive literal match (a ticket id, a SHA) outranks any paraphrase.
 W_LEX = 0.7
 
-# --- semantic channel -------------------------------------------------------------------
-#: Cosine at which semantic evidence starts. 0.15 gave 0.587 / 0.669, 0.25 0.585 / 0.668,
-#: 0.35 0.584 / 0.664: flat, so the value that keeps the "unrelated question returns nothing"
-#: test passing with margin (sourdough vs ops memories: MiniLM cosines 0.0-0.2) wins.
-#: With the context rules 0.15 / 0.35 gave 0.679 / 0.744 / 0.909 and 0.670 / 0.739 / 0.910.
+# --- semantic channel ---------------------------------------------------------------------
+#: Cosine where semantic evidence starts: MiniLM gives unrelated sentences 0.0-0.2, and the
+#: LoCoMo figures are flat from 0.15 to 0.35.
 VEC_LO = 0.25
-#: Cosine treated as near-certain. 0.7 lost 0.013 recall@5 (0.572) against 0.85.
+#: Cosine read as near-certain: MiniLM's rewordings of one sentence sit above it (0.7 lost
+#: recall@5 on LoCoMo and gained nothing on the agent-memory tuning half).
 VEC_HI = 0.85
-#: Ceiling of p_vec: a cosine is similarity, never identity (see W_LEX for the ordering).
+#: Ceiling of p_vec: a cosine says "about the same thing", never "the record you named".
 VEC_CAP = 0.88
 
-# --- literal channel --------------------------------------------------------------------
-#: Ceiling of p_lex: a record holding every informative term of the question.
+# --- literal channel ----------------------------------------------------------------------
+#: Ceiling of p_lex, reached by a record holding every informative term of the question.
 LEX_CAP = 0.999
-#: A term in more than this share of records is dropped from the literal channel. 0.1 / 0.3
-#: gave 0.673 / 0.748 / 0.911 and 0.679 / 0.750 / 0.914 (before the context rules, 0.03
-#: cost 0.016 recall@5); 0.3 equals 0.2 but fetches more postings at 100k records
-#: (benchmarks/vault.py search p95).
+#: A term in more than this share of records carries no evidence (above 50 records): the
+#: LoCoMo figures are flat from 0.1 to 0.3, and 0.2 fetches fewer postings at 100k.
 COMMON_SHARE = 0.20
-#: The share rule only applies from this many records; below it every term counts.
+#: Below this many records the share rule cannot tell a common term; every term counts.
 COMMON_MIN_RECORDS = 50
-#: Postings of the rarest terms, up to this many records, create literal candidates; more
-#: frequent terms only add evidence to records already in play (until the exhaustive pool).
-#: benchmarks/recall_measures.py at 100k: scoring ~4,300 candidates a query cost 27 ms of
-#: a 55 ms search; LoCoMo's conversations hold <= 700 turns, so its figures are unchanged.
+#: The rarest terms' postings, up to this many records, create literal candidates; scoring
+#: ~4,300 candidates a query cost 27 ms at 100k memories (recall_measures.py).
 LEX_CANDIDATE_BUDGET = 1000
-#: English function words: they carry no evidence about a memory in any vault, and a tiny
-#: vault has too few records for the share rule to see that (the "unrelated question returns
-#: nothing" test fails on a 5-memory vault without this list).
+#: English function words, and the pieces the tokenizer leaves of possessives and
+#: contractions ("Vera's" -> "vera", "s"): no evidence in any vault, and a tiny vault has
+#: too few records for the share rule to see that. Dropping the pieces gained recall@5
+#: +0.030 [+0.006, +0.061] on the agent-memory tuning half, LoCoMo unchanged.
 _FUNCTION_WORDS = """
 a an and are as at be been but by can could did do does for from had has have how i if in
 is it its me my of on or our she he so than that the their them then there these they this
 to was we were what when where which who whom why will with would you your about any all also
+s t d ll re ve m
 """
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 
-# --- conversation context ---------------------------------------------------------------
-# Each row below changes one constant from the final values (0.678 / 0.750 / 0.914), with
-# the in-process sweep over the same ranking code and cached vectors (docs/recall.md).
-#: Share of the stronger adjacent candidate's own evidence (the memory saved just before or
-#: after, same namespace, same ``discovered`` day) that a candidate gains: memories written
-#: next to each other are often about one thing. 0 / 0.1 / 0.2 gave 0.673 / 0.748 / 0.916,
-#: 0.680 / 0.751 / 0.909, 0.678 / 0.753 / 0.907: more crowds the page with one session.
-#: (Before W_ANSWER, 0 -> 0.1 had lifted 0.585 -> 0.602 recall@5 on its own.)
+# --- conversation structure (rows with a thread only, ADR 55) -----------------------------
+#: Share of the stronger adjacent turn's own evidence a turn gains: turns next to each other
+#: are about one thing; more crowded the page with one session on LoCoMo.
 W_NEIGHBOR = 0.05
-#: Share of a question's own evidence that the memory saved right after it (same namespace,
-#: same day) gains: the reply holds what the question's words point at ("How long have you
-#: been married?" -> "5 years already!"). 0 / 0.2 / 0.4 / 0.8 gave recall@5 0.627 / 0.661 /
-#: 0.671 / 0.676 and recall@10 0.710 / 0.734 / 0.747 / 0.744.
+#: Share of a question's own evidence its reply gains: the reply holds what the question's
+#: words point at ("How long have you been married?" -> "5 years already!"); 0 cost LoCoMo
+#: 0.05 recall@5, and 0.4-0.8 are within noise of 0.6.
 W_ANSWER = 0.6
-#: Own-evidence factor of a record that ends in a question mark: it asks rather than states,
-#: repeating the words of what it asks about. 1 / 0.8 / 0.4 gave 0.672 / 0.746 / 0.910,
-#: 0.679 / 0.750 / 0.912, 0.672 / 0.739 / 0.910.
+#: Own-evidence factor of a turn that ends in a question: it asks rather than states, while
+#: it repeats the words of what it asks about (1 and 0.4 both scored lower on LoCoMo).
 QUESTION_DAMP = 0.6
-#: A candidate discovered (else saved) inside a day, month or year the question names counts
-#: its evidence (1 + W_DATE) times; 13% of LoCoMo's questions name one. 0 / 0.5 / 1 / 3 gave
-#: 0.656 / 0.730 / 0.893, 0.669 / 0.745 / 0.908, 0.677 / 0.750 / 0.913, 0.678 / 0.753 /
-#: 0.912.
-W_DATE = 1.5
 
-# --- priors -----------------------------------------------------------------------------
-#: Importance prior: final *= 1 + W_IMP * (2 * importance - 1). 0.15 reorders near-ties
-#: (test_ranking: importance reorders) without overturning a clearly better match.
+# --- priors -------------------------------------------------------------------------------
+#: Importance prior, score x (1 + W_IMP * (2 * importance - 1)): reorders near-ties without
+#: overturning a clearly better match.
 W_IMP = 0.15
-#: Opinion recency bonus at age 0 (from the last re-affirmation).
+#: Opinion recency bonus at age 0: the newest opinion on a subject wins a near-tie.
 W_OPINION = 0.30
-#: The opinion bonus halves every this many days, so the newest opinion on a subject wins.
+#: The opinion bonus halves every this many days since the last re-affirmation.
 OPINION_HALF_LIFE_DAYS = 30.0
-#: Age in memories: the semantic odds halve when this share of the vault was written after a
-#: memory. Imported rows (a pack, a migration, the benchmark corpus) arrive at one instant
-#: and have no age in this sense, so they neither age nor count in the population: on
-#: LoCoMo, aging imported turns by import order cost 0.23 semantic-only recall@5.
-AGE_HALF_LIFE_SHARE = 0.5
+#: Date prior, x (1 + W_DATE) for a memory known to be from a day, month or year the
+#: question names: no larger than the opinion bonus, as issue 13 asks of a date (1.5, the
+#: earlier value, scored LoCoMo recall@5 +0.012 [+0.006, +0.018] higher).
+W_DATE = 0.3
+#: Age in memories: the semantic odds halve once the whole searched vault was written after
+#: a memory. 0.5 (halving at half the vault) lost the agent-memory tuning half recall@1
+#: -0.043 [-0.085, -0.006]: older standalone facts are not less true.
+AGE_HALF_LIFE_SHARE = 1.0
 
-# --- cut and pool -----------------------------------------------------------------------
-#: Adaptive results keep hits whose unaged evidence is at least this share of the best.
+# --- cut and pool -------------------------------------------------------------------------
+#: An adaptive page keeps hits whose evidence is at least this share of the best's.
 RELATIVE_CUT = 0.5
-#: No hit below this unaged evidence is ever returned (the "nothing relevant" floor):
-#: equals p_vec ~ 0.05 (cosine ~0.28) alone or a small literal share alone.
+#: No hit below this evidence is returned: about cosine 0.28 alone, or a small literal share
+#: alone, so "how to bake sourdough" returns nothing from an ops vault.
 ABSOLUTE_FLOOR = 0.04
-#: Adaptive results never exceed this many.
+#: An adaptive page never holds more than this many.
 ADAPTIVE_CAP = 20
-#: Vector candidates considered first; widened POOL_GROWTH-fold up to POOL_WIDENINGS times,
-#: the last time exhaustive (test_ranking: filters never lose matches behind the pool).
-#: The pool only bounds Python-side work after one BLAS product over all rows, so its size
-#: shows in benchmarks/vault.py search p50 only through that per-candidate loop.
+#: Vector candidates read first, widened POOL_GROWTH-fold up to POOL_WIDENINGS times (the
+#: last exhaustive) when filters leave too few: the pool only bounds Python-side work.
 POOL_START = 200
 POOL_GROWTH = 4
 POOL_WIDENINGS = 3
 
-# --- page diversity (ADR 54) ------------------------------------------------------------
-#: The page is picked from this many best-scored candidates (or the page size, if larger),
-#: so the first five of a ten-result page are also the five-result page. Picking from the
-#: best 15-30 instead lost recall@10 (0.749), since a diversified pick then pushes one of
-#: the best ten out; within the ten, recall@10 is unchanged by construction.
+# --- page diversity (ADR 54) --------------------------------------------------------------
+#: The page is picked from this many best (or the page size, if larger): picking from more
+#: pushed one of the best ten off a ten-result page.
 DIVERSITY_POOL = 10
-#: A candidate whose cosine to a memory already on the page is c > REDUNDANT_FROM counts
-#: 1 - W_REDUNDANT * (c - REDUNDANT_FROM) / (1 - REDUNDANT_FROM) of its score. Alone,
-#: 0.3 / 0.5 gave 0.680 / 0.750 / 0.919 (0.2: 0.914, 0.4: 0.918, from 0.6: 0.916).
+#: A candidate whose cosine c to a memory on the page is above REDUNDANT_FROM counts
+#: 1 - W_REDUNDANT * (c - REDUNDANT_FROM) / (1 - REDUNDANT_FROM): a restatement falls
+#: behind a different match (0.2-0.4 and 0.4-0.7 scored alike on LoCoMo).
 W_REDUNDANT = 0.3
 REDUNDANT_FROM = 0.5
-#: Each memory already on the page from the same namespace and day multiplies a candidate's
-#: score by this. Alone, 0.93 gave 0.666 / 0.750 / 0.918 and 0.9 0.661 / 0.750 / 0.921
-#: (a steady trade of recall@5 for sessions covered). With the redundancy discount, 0.95
-#: gave 0.674 / 0.750 / 0.922, 0.93 0.671 / 0.750 / 0.924, 0.9 0.667 / 0.750 / 0.926.
-SAME_DAY_DECAY = 0.93
+#: Each turn of its thread already on the page multiplies a candidate's score by this, so
+#: one session does not fill the page (LoCoMo group_hit@5 0.914 -> 0.924 with redundancy).
+SAME_THREAD_DECAY = 0.93
 
-# --- store-time similarity (lifecycle) --------------------------------------------------
-#: A new memory at least this close (cosine) to a live one in its namespace and kind is a
-#: near-duplicate: the store returns the existing id. MiniLM puts rewordings of one sentence
-#: (case, punctuation, a word order swap) at 0.95+ and distinct facts about one subject
-#: below 0.9 (tests/vault/test_memory_lifecycle.py checks both sides).
+# --- store-time similarity (vault/duplicates.py, lifecycle) --------------------------------
+#: Cosine above which two memories are "near-identical" for the duplicate rule, which also
+#: requires the same content words in order: MiniLM puts rewordings of one sentence above it.
 DUPLICATE_COSINE = 0.95
-#: A new opinion at least this close to a live opinion is about the same subject: the store
-#: returns the conflicting records instead of inserting (unless ``supersedes`` is given).
+#: A new opinion this close to a live opinion is about the same subject: a conflict.
 OPINION_CONFLICT_COSINE = 0.70
-#: Without a model, the same two decisions use the overlap of informative words (Jaccard).
+#: Without a model, the informative-word overlap (Jaccard) that stands in for each cosine.
 DUPLICATE_JACCARD = 0.9
-#: Candidates examined for those two decisions (nearest by cosine, or best literal share).
-SIMILAR_POOL = 20
 OPINION_CONFLICT_JACCARD = 0.5
+#: Nearest memories examined for those decisions.
+SIMILAR_POOL = 20
 
 
 @dataclass
@@ -217,12 +182,21 @@ class Entry:
     kind: str = "fact"
     affirmed: str | None = None
     ages: bool = True
+    thread: str | None = None
+    turn: int | None = None
+    reply_to: str | None = None
     slot: int = -1
 
     @property
     def day(self) -> str | None:
-        """The day the memory belongs to: when it was discovered, else when it was saved."""
-        return self.discovered or self.saved_at[:10] or None
+        """The day the memory is known to belong to, or ``None``.
+
+        When it was discovered; else, for an authored memory, the day it was saved. An
+        imported row without a date has none: its save day is the day of the import.
+        """
+        if self.discovered:
+            return self.discovered
+        return self.saved_at[:10] or None if self.ages else None
 
 
 @dataclass(frozen=True)
@@ -398,10 +372,9 @@ class RecallIndex:
         self._entries: dict[str, Entry] = {}
         self._by_slot: dict[int, Entry] = {}
         self._next_slot = 0
-        # Both kept up to date one entry at a time: rebuilding them after every store cost
-        # a sort over the whole vault on the next search (~20 ms at 100k memories).
+        # Kept up to date one entry at a time: rebuilding it after every store cost a sort
+        # over the whole vault on the next search (~20 ms at 100k memories).
         self._seqs: dict[frozenset[str] | None, list[int]] = {}
-        self._at_seq: dict[int, Entry] = {}
         self._conversations = Conversations()
         #: Per slot, the entry's :func:`prior_ceiling` (the bound that lets ranking stop early).
         self._ceilings: npt.NDArray[np.float64] = np.zeros(0)
@@ -441,8 +414,7 @@ class RecallIndex:
             self._next_slot += 1
             self._entries[entry.id] = entry
             self._by_slot[entry.slot] = entry
-            self._at_seq[entry.seq] = entry
-            self._conversations.link(entry, self._at_seq)
+            self._conversations.link(entry)
             self._ceilings = grown(self._ceilings, entry.slot, 0.0)
             self._ceilings[entry.slot] = prior_ceiling(entry.importance, entry.kind)
             self._count_age(entry, +1)
@@ -462,8 +434,6 @@ class RecallIndex:
         if entry is None:
             return
         del self._by_slot[entry.slot]
-        if self._at_seq.get(entry.seq) is entry:
-            del self._at_seq[entry.seq]
         self._conversations.unlink(entry.slot)
         self._count_age(entry, -1)
         self.keyword.remove(entry.slot)
@@ -592,11 +562,14 @@ class RecallIndex:
         s_vec = -W_VEC * np.log1p(-p_v)
         s_lex = -W_LEX * np.log1p(-p_l)
         shared = self._conversations.shares(slots, s_vec + s_lex, W_NEIGHBOR, W_ANSWER)
-        dated = np.array([_dated(by_slot[slot], dates) for slot in listed]) if dates else None
-        gain = np.where(dated, 1.0 + W_DATE, 1.0) if dated is not None else np.ones(len(listed))
-        own = gain * np.where(self._conversations.question[slots], QUESTION_DAMP, 1.0)
-        s_vec, s_lex, shared = s_vec * own, s_lex * own, shared * gain
+        own = np.where(self._conversations.asking(slots), QUESTION_DAMP, 1.0)
+        s_vec, s_lex = s_vec * own, s_lex * own
         totals = s_vec + s_lex + shared
+        if dates:
+            dated = np.array([_dated(by_slot[slot], dates) for slot in listed])
+        else:
+            dated = np.zeros(len(listed), dtype=bool)
+        date_prior = np.where(dated, 1.0 + W_DATE, 1.0)
 
         def admitted(i: int) -> bool:
             entry = by_slot[listed[i]]
@@ -607,12 +580,12 @@ class RecallIndex:
             best = next((i for i in np.argsort(-totals).tolist() if admitted(i)), None)
             floor = max(floor, RELATIVE_CUT * float(totals[best])) if best is not None else floor
         # Priors and age are computed in order of each candidate's best possible score, its
-        # evidence x its prior ceiling, and only while that could still reach the pool: age
-        # only shrinks a score, so once the bound is below the pool's worst score nothing
-        # further down can enter. (Scoring all ~600 candidates at 10k memories cost more
-        # than the vector search itself; one ceiling for all, 1 + W_IMP + W_OPINION, still
-        # let ~135 through.)
-        bounds = totals * self._ceilings[slots]
+        # evidence x its prior ceiling x its date prior, and only while that could still
+        # reach the pool: age only shrinks a score, so once the bound is below the pool's
+        # worst score nothing further down can enter. (Scoring all ~600 candidates at 10k
+        # memories cost more than the vector search itself; one ceiling for all,
+        # 1 + W_IMP + W_OPINION, still let ~135 through.)
+        bounds = totals * self._ceilings[slots] * date_prior
         eligible = np.flatnonzero(totals >= floor)
         pool = max(want, DIVERSITY_POOL)
         pool_scores: list[float] = []  # min-heap of the pool's scores so far
@@ -627,11 +600,12 @@ class RecallIndex:
             score = (aged(float(s_vec[i]), age) + float(s_lex[i] + shared[i])) * prior(
                 entry.importance, entry.kind, entry.affirmed, now
             )
+            score *= float(date_prior[i])
             pvs, pls = float(p_v[i]), float(p_l[i])
             channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
             if shared[i] > 0:
                 channels.append("context")
-            if dated is not None and dated[i]:
+            if dated[i]:
                 channels.append("date")
             hits.append(
                 Hit(entry.id, score, float(totals[i]), pvs, pls, semantic.get(listed[i]), channels)
@@ -649,15 +623,15 @@ class RecallIndex:
             return best[:want]
         entries = [self._entries[h.id] for h in best]
         similarity = self.vector.similarity([e.slot for e in entries])
-        days = [(e.namespace, e.day) for e in entries]
+        threads = [(e.namespace, e.thread) if e.thread is not None else None for e in entries]
         picks = spread_order(
             [h.score for h in best],
             similarity,
-            days,
+            threads,
             want,
             redundancy_weight=W_REDUNDANT,
             redundancy_from=REDUNDANT_FROM,
-            same_day_decay=SAME_DAY_DECAY,
+            same_thread_decay=SAME_THREAD_DECAY,
         )
         for i, score in picks:  # the hits were made by this search: no one else holds them
             best[i].score = score
@@ -669,5 +643,5 @@ class RecallIndex:
 
 
 def _dated(entry: Entry, dates: tuple[when.Span, ...]) -> bool:
-    """Whether a memory was discovered (else saved) inside a span the question names."""
+    """Whether a memory's known day (:attr:`Entry.day`) falls inside a span the question names."""
     return any(span.contains(entry.day) for span in dates)

@@ -42,7 +42,6 @@ forgotten by the sweep on the next write.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -54,6 +53,7 @@ from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.vault import acl, graph, lifecycle, ranking
 from affidavit.vault import memory as model
 from affidavit.vault.api import new_id
+from affidavit.vault.duplicates import same_wording, says_the_same
 from affidavit.vault.embedder import (
     Embedder,
     describe,
@@ -65,6 +65,7 @@ from affidavit.vault.embedder import (
 from affidavit.vault.index import query_terms
 from affidavit.vault.items import Change, NewItem, VaultItem
 from affidavit.vault.ranking import Entry, Filters, RecallIndex
+from affidavit.vault.validate import check_structure
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,6 +94,9 @@ def _entry(item: VaultItem) -> Entry:
         kind=str(d.get("kind", "fact")),
         affirmed=d.get("affirmed"),
         ages=not d.get("imported", False),
+        thread=d.get("thread"),
+        turn=d.get("turn"),
+        reply_to=d.get("reply_to"),
     )
 
 
@@ -104,14 +108,9 @@ def _words(text: str) -> set[str]:
     return {t for t in query_terms(text) if t not in ranking.FUNCTION_WORDS}
 
 
-def _identifiers(text: str) -> set[str]:
-    """Tokens holding a digit: numbers, versions, ticket ids, codes."""
-    return {t for t in query_terms(text) if any(c.isdigit() for c in t)}
-
-
-def _wording(text: str) -> list[str]:
-    """The words of a text in order, case and punctuation ignored."""
-    return re.findall(r"\w+", text.lower())
+def _place(claim: model.Claim) -> tuple[str, str, str | None, int | None]:
+    """Where a claim can have a duplicate: namespace, kind, and its thread and turn if any."""
+    return (claim.namespace, claim.kind, claim.structure.get("thread"), claim.structure.get("turn"))
 
 
 def _jaccard(a: str, b: str) -> float:
@@ -287,16 +286,16 @@ class Memory:
     def _same_claim(
         a: model.Claim, b: model.Claim, vectors: Sequence[Any] | None, ia: int, ib: int
     ) -> bool:
-        """Whether two claims of one batch are near-duplicates (the store-time rule)."""
-        if (a.namespace, a.kind) != (b.namespace, b.kind):
-            return False
-        if _identifiers(a.text) != _identifiers(b.text):
+        """Whether two claims of one batch say the same thing (the store-time rule)."""
+        if _place(a) != _place(b):
             return False
         if a.kind == "opinion":
-            return _wording(a.text) == _wording(b.text)
+            return same_wording(a.text, b.text)
         if vectors is None:
-            return _jaccard(a.text, b.text) >= ranking.DUPLICATE_JACCARD
-        return float((vectors[ia] @ vectors[ib][0]).max()) >= ranking.DUPLICATE_COSINE
+            close = _jaccard(a.text, b.text) >= ranking.DUPLICATE_JACCARD
+        else:
+            close = float((vectors[ia] @ vectors[ib][0]).max()) >= ranking.DUPLICATE_COSINE
+        return says_the_same(a.text, b.text, close=close)
 
     def _embed(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
         return self.embedder.embed_windows(texts) if self.embedder is not None else None
@@ -330,59 +329,58 @@ class Memory:
                     "supersede the newer memory instead",
                 )
 
-    def _similar(
-        self, claim: model.Claim, qv: Any, cosine: float, jaccard: float, kind: str | None
-    ) -> list[VaultItem]:
-        """Live memories in the claim's namespace (of ``kind``) at least this similar."""
+    def _nearest(self, claim: model.Claim, qv: Any) -> list[tuple[float, VaultItem]]:
+        """Live memories in the claim's place among its SIMILAR_POOL nearest.
+
+        The place is the namespace, the kind and, for a turn of a conversation, its thread
+        and turn: two turns that say "Yes." are two turns, not one memory. Each with its
+        similarity: the best-window cosine, or without a model the overlap of informative
+        words (Jaccard); most similar first.
+        """
         if qv is not None:
             scored = self.index.vector.search(qv, ranking.SIMILAR_POOL)
-            bar = cosine
         else:
             scored = {
                 slot: _jaccard(claim.text, entry.text)
                 for slot, entry in self.index.lexical_candidates(claim.text, ranking.SIMILAR_POOL)
             }
-            bar = jaccard
         found: list[tuple[float, VaultItem]] = []
         for slot, sim in scored.items():
             entry = self.index.entry_at(slot)
-            if entry is None or entry.namespace != claim.namespace:
+            if entry is None:
                 continue
-            if (kind is None or entry.kind == kind) and sim >= bar:
+            if (entry.namespace, entry.kind, entry.thread, entry.turn) == _place(claim):
                 found.append((sim, self.vault.get(entry.id)))
         found.sort(key=lambda pair: -pair[0])
-        return [item for _, item in found]
+        return found
 
     def _decide(self, claim: model.Claim, qv: Any, now: str) -> dict[str, Any] | None:
         """Duplicate, re-affirmation or opinion conflict; ``None`` means store it."""
-        dupes = self._similar(
-            claim, qv, ranking.DUPLICATE_COSINE, ranking.DUPLICATE_JACCARD, claim.kind
-        )
-        # Two texts that differ in a number or an identifier are different facts, however
-        # close their embeddings ("lunch 1 was at noon" vs "lunch 2 was at noon").
-        marks = _identifiers(claim.text)
-        dupes = [
-            d
-            for d in dupes
-            if d.id not in (claim.supersedes or ()) and _identifiers(d.data["text"]) == marks
+        semantic = qv is not None
+        near = [
+            (sim, item)
+            for sim, item in self._nearest(claim, qv)
+            if item.id not in (claim.supersedes or ())
         ]
-        if dupes and claim.kind == "opinion":
+        if claim.kind == "opinion":
             # An embedding barely tells "tabs over spaces" from "spaces over tabs": only a
             # word-for-word restatement re-affirms; anything else similar is a conflict.
-            same = [d for d in dupes if _wording(d.data["text"]) == _wording(claim.text)]
+            same = [item for _, item in near if same_wording(item.data["text"], claim.text)]
             if same:
                 self.vault.update(same[0].id, {**same[0].data, "affirmed": now})
                 return {"id": same[0].id, "status": "reaffirmed", "superseded": []}
-        elif dupes:
-            return {"id": dupes[0].id, "status": "duplicate", "superseded": []}
+        else:
+            bar = ranking.DUPLICATE_COSINE if semantic else ranking.DUPLICATE_JACCARD
+            same = [
+                item
+                for sim, item in near
+                if says_the_same(item.data["text"], claim.text, close=sim >= bar)
+            ]
+            if same:
+                return {"id": same[0].id, "status": "duplicate", "superseded": []}
         if claim.kind == "opinion" and claim.supersedes is None:
-            rivals = self._similar(
-                claim,
-                qv,
-                ranking.OPINION_CONFLICT_COSINE,
-                ranking.OPINION_CONFLICT_JACCARD,
-                "opinion",
-            )
+            bar = ranking.OPINION_CONFLICT_COSINE if semantic else ranking.OPINION_CONFLICT_JACCARD
+            rivals = [item for sim, item in near if sim >= bar]
             if rivals:
                 return {
                     "id": None,
@@ -402,16 +400,21 @@ class Memory:
         source: str = "import",
         progress: Callable[[str, int, int], None] | None = None,
     ) -> int:
-        """Store verbatim rows ``{"id", "text", "date"?}`` (imports skip authoring limits).
+        """Store verbatim rows (imports skip authoring limits).
 
-        All or nothing: every row is checked and embedded first, then the batch is sealed and
+        A row is ``{"id", "text", "date"?, "thread"?, "turn"?, "reply_to"?}``: a conversation
+        imported with its ``thread`` (and turn order, and who replies to whom) gets the
+        conversation rules of ranking; rows without one are standalone memories. All or
+        nothing: every row is checked and embedded first, then the batch is sealed and
         committed in one transaction (one fsync, not one per row or chunk), so a crash or a
         bad row leaves the vault as it was. ``progress(phase, done, total)`` reports the
         ``"embedding"`` and then the ``"sealing"`` phase.
         """
+        structures = []
         for i, row in enumerate(rows):
             if not isinstance(row.get("text"), str) or not row["text"].strip():
                 raise InputError(f"row {i}: text must be a non-empty string")
+            structures.append(check_structure(dict(row), f"row {i}: "))
         embedding = (lambda done, total: progress("embedding", done, total)) if progress else None
         with self._lock:
             texts = [str(r["text"]) for r in rows]
@@ -424,6 +427,7 @@ class Memory:
                     "source": source,
                     "kind": "fact",
                     "imported": True,
+                    **structures[i],
                 }
                 if row.get("date"):
                     data["discovered"] = str(row["date"])[:10]

@@ -54,6 +54,48 @@ def check_timestamp(value: Any, where: str = "") -> str:
     return str(value)
 
 
+#: The optional fields that make a memory a turn of a conversation (vault/conversation.py).
+STRUCTURE_FIELDS = ("thread", "turn", "reply_to")
+MAX_TURN = 10**9
+
+
+def check_structure(fields: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """The conversation fields of one memory, checked; absent (or null) ones left out.
+
+    ``thread`` names the conversation a memory is a turn of; ``turn`` orders it there and
+    ``reply_to`` names the memory it answers. Both need a thread: a standalone memory has
+    no conversation structure (ADR 55).
+    """
+    out = {name: fields[name] for name in STRUCTURE_FIELDS if fields.get(name) is not None}
+    if not out:
+        return out
+    thread = out.get("thread")
+    if thread is None:
+        raise InputError(
+            f"{where}{' and '.join(out)} need a thread",
+            "give the conversation a 'thread' name, or leave turn and reply_to out",
+        )
+    if not isinstance(thread, str) or not ID_RE.fullmatch(thread):
+        raise InputError(
+            f"{where}thread {thread!r} is not valid",
+            "use 1-64 letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
+        )
+    turn = out.get("turn")
+    if turn is not None and (
+        isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn <= MAX_TURN
+    ):
+        raise InputError(f"{where}turn must be a whole number from 0 to {MAX_TURN}")
+    if "reply_to" in out:
+        try:
+            check_id(out["reply_to"], where)
+        except InputError:
+            raise InputError(
+                f"{where}reply_to {out['reply_to']!r} is not a memory id",
+                "pass the id of the memory this one answers",
+            ) from None
+    return out
+
+
 def check_item(
     kind: Any, namespace: Any, data: Any, vector: Any, where: str = "", *, internal: bool = False
 ) -> int:
@@ -77,6 +119,7 @@ def check_item(
         tags = data.get("tags", [])
         if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
             raise InputError(f"{where}tags must be a list of non-empty strings")
+        check_structure(data, where)
     try:
         size = len(canonical_json(data))
     except (TypeError, ValueError) as exc:
