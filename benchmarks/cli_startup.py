@@ -1,14 +1,14 @@
 """CLI cold starts: how long a person, a script or an MCP host waits before a command works.
 
-Run: ``python benchmarks/cli_startup.py [--runs 11] [--records 10000] [--memories 10000]
-[--workdir DIR]``. Every figure is the median of ``--runs`` new ``python -m affidavit``
-processes (page cache warm, one untimed run first): wall-clock time, and in brackets the CPU
-time the process used (user + system), which a busy shared machine disturbs much less. Rows:
+Run: ``python benchmarks/cli_startup.py [--runs 11] [--workdir DIR]``. Every figure is the
+median of ``--runs`` new ``python -m affidavit`` processes (page cache warm, one untimed run
+first): wall-clock time, and in brackets the CPU time the process used (user + system), which
+a busy shared machine disturbs much less. Rows:
 
 - ``affidavit --version``, ``affidavit --help`` and ``affidavit store --help``;
-- ``affidavit pack verify DIR`` of a pack of ``--records`` records (ADR 10 target: <= 0.35 s);
+- ``affidavit pack verify DIR`` of a pack of 10,000 records (ADR 10 target: <= 0.35 s);
 - ``affidavit serve``: spawn to the ``initialize`` reply, and to the ``tools/list`` reply
-  (issue 19 target: <= 500 ms), on a vault of ``--memories`` memories unlocked by a session.
+  (issue 19 target: <= 500 ms), on a vault of 10,000 memories unlocked by a session.
 
 The vault is made and filled through the CLI itself (``init``, ``import``, ``unlock``), so
 the benchmark measures the same commands on any version of the code; ``--workdir`` keeps it
@@ -29,12 +29,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from _rpc import LineClient  # benchmarks/ is on sys.path
 from affidavit.packs.build import build_pack
 from mcp_server import synthetic
 from packs import _write_inputs
 
 PASSPHRASE = "benchmark passphrase, not a secret"  # noqa: S105 - a throwaway benchmark vault
+SIZE = 10_000
+"""Records in the pack, memories in the vault: the size the targets are set for."""
 
 
 def _children_cpu() -> float:
@@ -121,36 +126,36 @@ def _serve(env: dict[str, str], stop: str) -> None:
 
 def main() -> None:
     """Measure every row and print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=11)
-    parser.add_argument("--records", type=int, default=10_000)
-    parser.add_argument("--memories", type=int, default=10_000)
-    parser.add_argument("--workdir", type=Path, help="keep the pack and the vault here; reuse")
-    args = parser.parse_args()
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--runs", type=int, default=11, help="processes per row (median)")
+    options.add_argument("--workdir", type=Path, help="keep the pack and the vault here; reuse")
+    args = options.parse_args()
     with tempfile.TemporaryDirectory(prefix="affidavit-bench-") as tmp:
         workdir = (args.workdir or Path(tmp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        env = _vault_env(workdir, args.memories)
+        env = _vault_env(workdir, SIZE)
         rows = []
         for label, argv in (
             ("affidavit --version", ["--version"]),
             ("affidavit --help", ["--help"]),
             ("affidavit store --help", ["store", "--help"]),
             (
-                f"affidavit pack verify ({args.records:,} records)",
-                ["pack", "verify", str(_pack(workdir, args.records))],
+                f"affidavit pack verify ({SIZE:,} records)",
+                ["pack", "verify", str(_pack(workdir, SIZE))],
             ),
         ):
             wall, cpu = _medians(lambda a=argv: _cli(env, *a), args.runs)
             rows.append((label, _ms(wall, cpu), "<= 350 ms" if "verify" in label else ""))
-        memories = f"{args.memories:,} memories"
+        memories = f"{SIZE:,} memories"
         for stop, target in (("initialize", ""), ("tools/list", "<= 500 ms")):
             wall, cpu = _medians(lambda s=stop: _serve(env, s), args.runs)
             rows.append((f"affidavit serve to {stop} ({memories})", _ms(wall, cpu), target))
-    width = max(len(r[0]) for r in rows)
-    print(f"{'command (median of ' + str(args.runs) + ')':<{width}}  {'wall (cpu)':>14}  target")
-    for name, value, target in rows:
-        print(f"{name:<{width}}  {value:>14}  {target}")
+    table = Table(title=f"affidavit cold starts (median of {args.runs} processes)")
+    for column in ("command", "wall (cpu)", "target"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)
 
 
 if __name__ == "__main__":

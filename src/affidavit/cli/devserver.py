@@ -13,12 +13,7 @@ DEFAULT_SQL_TIMEOUT_S = 30.0
 
 
 @click.command("serve")
-@click.option(
-    "--repo-path",
-    type=PATH,
-    required=True,
-    help="Top level of the git work tree the server is confined to.",
-)
+@click.option("--repo-path", type=PATH, required=True, help="The git work tree to confine it to.")
 @click.option(
     "--allow-ci-edits",
     is_flag=True,

@@ -306,18 +306,8 @@ def expire(as_json: bool) -> None:
 
 
 @click.command("retrieval")
-@click.option(
-    "--corpus",
-    type=PATH,
-    required=True,
-    help="JSONL: collection, id, text, date?, group?",
-)
-@click.option(
-    "--queries",
-    type=PATH,
-    required=True,
-    help="JSONL: collection, id, text, relevant, category?",
-)
+@click.option("--corpus", type=PATH, required=True, help="The memories, one JSON row a line.")
+@click.option("--queries", type=PATH, required=True, help="The questions, one JSON row a line.")
 @click.option("--k", type=int, multiple=True, default=(5, 10), help="Cut-offs; repeat for several.")
 @click.option("--score-category", **MANY, help="Overall = only these categories (default: all).")
 @click.option("--json", "json_out", type=PATH, help="Write the report here.")
@@ -331,6 +321,10 @@ def bench_retrieval(
     """Recall vs BM25 on your own corpus.
 
     A fresh vault per collection; both rankers in the same run, on the same rows.
+
+    \b
+    corpus rows:  collection, id, text; optional: date, group, thread, turn, reply_to
+    query rows:   collection, id, text, relevant (ids); optional: category
     """
     import json
 

@@ -215,14 +215,13 @@ def passwd() -> None:
 
 
 @click.command("enable")
-@click.option(
-    "--keyfile",
-    type=PATH,
-    required=True,
-    help="The keyfile to require (created with 64 random bytes if missing).",
-)
+@click.option("--keyfile", type=PATH, required=True, help="The keyfile (made if missing).")
 def twofa_enable(keyfile: Path) -> None:
-    """Require KEYFILE as well as the passphrase from now on."""
+    """Require KEYFILE as well as the passphrase from now on.
+
+    A missing KEYFILE is created with 64 random bytes (0600): keep a copy, it cannot be
+    recovered.
+    """
     from affidavit.crypto.keyslots import PASSPHRASE_KEYFILE
     from affidavit.vault import Vault
 
