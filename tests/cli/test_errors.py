@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,23 @@ def test_the_proxy_runs_with_or_without_its_run_subcommand(home: Path) -> None:
         assert done.returncode == 2 and "no backend command" in done.stderr, (args, done.stderr)
 
 
-def test_verbosity_routes_the_library_log_records(home: Path) -> None:
-    """-vv shows the MCP SDK's debug records as our one-line messages; the default does not."""
+def test_verbose_shows_affidavits_info_records(home: Path, tmp_path: Path) -> None:
+    from tests.vault.conftest import create_test_vault, vault_env
+
+    create_test_vault(tmp_path / "vault").close()
+    env = vault_env(tmp_path / "vault", tmp_path / "run")
+    told = run_cli(["-v", "memory", "recent"], home, env=env)
+    assert told.returncode == 0, told.stderr
+    assert told.stderr == f"affidavit: info: opened the vault at {tmp_path / 'vault'}\n"
+    assert run_cli(["memory", "recent"], home, env=env).stderr == ""
+
+
+def test_other_libraries_stay_at_warnings_even_at_debug(home: Path) -> None:
+    """The MCP SDK's debug records may quote a message (a passphrase for memory_unlock), and
+    a server's stderr lands in the client's log: -vv is for affidavit's own records."""
     chatty = run_cli(["-vv", "serve"], home, input="")
-    assert "affidavit: debug: Initializing server 'affidavit-memory'\n" in chatty.stderr
-    assert chatty.stdout == ""  # stdout is the protocol's, never a log's
-    assert run_cli(["serve"], home, input="").stderr == ""
+    assert chatty.returncode == 0 and chatty.stdout == ""
+    assert "Initializing server" not in chatty.stderr and chatty.stderr == ""
 
 
 def test_quiet_leaves_out_warnings(home: Path, tmp_path: Path) -> None:
@@ -76,18 +88,28 @@ def test_quiet_leaves_out_warnings(home: Path, tmp_path: Path) -> None:
     assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == loud.stdout
 
 
+@pytest.fixture
+def own_logging() -> Iterator[None]:
+    """Let a test configure logging in this process, and put pytest's own back afterwards."""
+    root, ours = logging.getLogger(), logging.getLogger("affidavit")
+    handlers, levels = root.handlers[:], (root.level, ours.level)
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(levels[0])
+    ours.setLevel(levels[1])
+
+
+@pytest.mark.usefixtures("own_logging")
 def test_a_log_record_is_one_line_with_controls_shown(capsys: pytest.CaptureFixture[str]) -> None:
     logs.configure(1)
+    log = logging.getLogger("affidavit.test")
+    log.debug("not shown at info")
+    logging.getLogger("mcp.test").info("another library's info: not shown")
+    log.info("stored \x1b]52;c;AAAA\x07\nline two")
     try:
-        log = logging.getLogger("affidavit.test")
-        log.debug("not shown at info")
-        log.info("stored \x1b]52;c;AAAA\x07\nline two")
-        try:
-            raise ValueError("bad\nvalue")
-        except ValueError:
-            log.warning("could not read", exc_info=True)
-    finally:
-        logs.configure(0)
+        raise ValueError("bad\nvalue")
+    except ValueError:
+        log.warning("could not read", exc_info=True)
     assert capsys.readouterr().err.splitlines() == [
         "affidavit: info: stored ␛]52;c;AAAA␇␊line two",
         "affidavit: warning: could not read (ValueError: bad␊value)",

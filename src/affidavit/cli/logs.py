@@ -4,9 +4,11 @@ Library modules log through ``logging.getLogger(__name__)`` and never configure 
 program that imports affidavit routes the records its own way). The command routes every
 logger to stderr, one line per record, in the shape of its own messages
 (``affidavit: warning: ...``) and with control characters shown, not obeyed: a record may
-quote stored data. Warnings and errors show by default, ``--verbose`` adds info (twice:
-debug, with tracebacks), ``--quiet`` leaves only errors. stdout is never written: it carries
-data, or the MCP protocol when the command is a server.
+quote stored data. Warnings and errors show by default, ``--quiet`` leaves only errors.
+``--verbose`` adds affidavit's own info records (twice: debug, with tracebacks); other
+libraries stay at warnings, because their debug records may quote what they carry (an MCP
+message with a passphrase in it) and a server's stderr often ends up in a client's log file.
+stdout is never written: it carries data, or the MCP protocol when the command is a server.
 """
 
 from __future__ import annotations
@@ -42,11 +44,13 @@ class OneLine(logging.Formatter):
 
 
 def configure(verbosity: int) -> None:
-    """Send every log record at ``verbosity``'s level or above to stderr (replacing any
-    handler an earlier call installed, so running two commands in one process is safe)."""
+    """Send log records to stderr: affidavit's at ``verbosity``'s level, others' from
+    warnings up (errors only when quiet). Replaces whatever an earlier call installed, so two
+    commands in one process are safe."""
     level = LEVELS.get(verbosity, logging.DEBUG)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLine(tracebacks=level <= logging.DEBUG))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level)
+    root.setLevel(max(level, logging.WARNING))
+    logging.getLogger("affidavit").setLevel(level)

@@ -7,6 +7,7 @@ terminal, the user is asked; otherwise the command fails with the advice to unlo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,17 +20,21 @@ if TYPE_CHECKING:
     from affidavit.vault import Vault
     from affidavit.vault.recall import Memory
 
+_log = logging.getLogger(__name__)
+
 
 def open_vault(*, keyfile: Path | None = None) -> Vault:
     """Open the selected vault; on a terminal, a locked vault asks for its passphrase."""
     from affidavit.vault import Vault
 
     try:
-        return Vault.open(keyfile=keyfile)
+        vault = Vault.open(keyfile=keyfile)
     except LockedError:
         if not passphrase.may_prompt():
             raise
-        return Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
+        vault = Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
+    _log.info("opened the vault at %s", vault.path)  # AFFIDAVIT_VAULT or AFFIDAVIT_HOME chose it
+    return vault
 
 
 @contextmanager
