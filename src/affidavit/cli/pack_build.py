@@ -8,11 +8,12 @@ The messages come from a ``messages.jsonl`` (``--messages``) or a chat export
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from affidavit.cli.output import stderr, stdout
+from affidavit.cli.params import PATH
 from affidavit.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -45,24 +46,37 @@ def _sources(messages: Path | None, chatgpt: Path | None, claude: Path | None) -
     return sources_from_export(read_export(path, CHATGPT if flag == "--from-chatgpt" else CLAUDE))
 
 
+_EXPORT_HELP = "(conversations.json or its .zip)"
+
+
+@click.command("build")
+@click.option(
+    "--records", type=PATH, required=True, help="Records to remember, each citing quotes."
+)
+@click.option("--out", type=PATH, required=True, help="New pack directory; must not exist yet.")
+@click.option("--title", required=True, help="Title for MEMORY.md and README.md.")
+@click.option("--messages", type=PATH, help="Source messages, one JSON object per line.")
+@click.option(
+    "--from-chatgpt", type=PATH, help=f"Or a ChatGPT export {_EXPORT_HELP} as the messages."
+)
+@click.option(
+    "--from-claude", type=PATH, help=f"Or a Claude export {_EXPORT_HELP} as the messages."
+)
+@click.option("--description", help="Text for the pack README.")
 def build(
-    records: Annotated[Path, typer.Option(help="Records to remember, each citing quotes.")],
-    out: Annotated[Path, typer.Option(help="New pack directory; must not exist yet.")],
-    title: Annotated[str, typer.Option(help="Title for MEMORY.md and README.md.")],
-    messages: Annotated[
-        Path | None, typer.Option(help="Source messages, one JSON object per line.")
-    ] = None,
-    from_chatgpt: Annotated[
-        Path | None,
-        typer.Option(help="Or a ChatGPT export (conversations.json or its .zip) as the messages."),
-    ] = None,
-    from_claude: Annotated[
-        Path | None,
-        typer.Option(help="Or a Claude export (conversations.json or its .zip) as the messages."),
-    ] = None,
-    description: Annotated[str | None, typer.Option(help="Text for the pack README.")] = None,
+    records: Path,
+    out: Path,
+    title: str,
+    messages: Path | None,
+    from_chatgpt: Path | None,
+    from_claude: Path | None,
+    description: str | None,
 ) -> None:
-    """Build a pack: every quote verbatim, offsets and hashes computed, verified, or nothing."""
+    """Build a pack with every quote checked verbatim.
+
+    The messages come from one of --messages, --from-chatgpt or --from-claude. Offsets and
+    hashes are computed and the result verified; on any failure nothing is written.
+    """
     from affidavit.packs.build import build_pack_from, check_request, read_input
 
     with stderr.status("building and verifying the pack..."):
@@ -78,23 +92,13 @@ def build(
     )
 
 
-def messages(
-    from_chatgpt: Annotated[
-        Path | None, typer.Option(help="A ChatGPT export (conversations.json or its .zip).")
-    ] = None,
-    from_claude: Annotated[
-        Path | None, typer.Option(help="A Claude export (conversations.json or its .zip).")
-    ] = None,
-) -> None:
+@click.command("messages")
+@click.option("--from-chatgpt", type=PATH, help=f"A ChatGPT export {_EXPORT_HELP}.")
+@click.option("--from-claude", type=PATH, help=f"A Claude export {_EXPORT_HELP}.")
+def messages(from_chatgpt: Path | None, from_claude: Path | None) -> None:
     """Print an export as the numbered messages (JSONL) that records cite by message_id."""
     import sys
 
     sources = _sources(None, from_chatgpt, from_claude)
     sys.stdout.buffer.write(sources.raw)
     sys.stdout.flush()
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``pack build`` and ``pack messages``."""
-    app.command("build")(build)
-    app.command("messages")(messages)
