@@ -42,9 +42,10 @@ def settings(
 def console(
     port: int | None, no_browser: bool, audit_log: Path | None, stop_when_stdin_closes: bool
 ) -> None:
-    """Open the local web console: make and check packs, watch the proxy's verdicts live.
+    """A local web console: make and check packs, watch proxy verdicts.
 
-    It listens on 127.0.0.1 only and answers only a browser holding this launch's token
+    Packs are made from chat exports and checked as `pack verify` checks them; the proxy's
+    verdicts appear live as its audit log grows. It listens on 127.0.0.1 only and answers only a browser holding this launch's token
     (in the link it prints).
     """
     from affidavit.console import serve
