@@ -96,7 +96,10 @@ def build(
 @click.option("--from-chatgpt", type=PATH, help=f"A ChatGPT export {_EXPORT_HELP}.")
 @click.option("--from-claude", type=PATH, help=f"A Claude export {_EXPORT_HELP}.")
 def messages(from_chatgpt: Path | None, from_claude: Path | None) -> None:
-    """Print an export as the numbered messages (JSONL) that records cite by message_id."""
+    """Print an export as the numbered messages records cite.
+
+    One JSON object per line; a record quotes a message by its message_id.
+    """
     import sys
 
     sources = _sources(None, from_chatgpt, from_claude)
