@@ -23,6 +23,7 @@ def load_export(page: Any, console: Any, export: Path) -> None:
     page.set_input_files("input[name=source_file]", str(export))
     page.click("button:has-text('Load')")
     page.wait_for_selector(".message", timeout=TIMEOUT)
+    page.wait_for_selector("#record-form[data-ready]", state="attached", timeout=TIMEOUT)
 
 
 def quote_sentence(page: Any, sentence: str) -> None:

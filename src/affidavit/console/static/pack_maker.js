@@ -193,4 +193,6 @@
       show("error", [String(error)]);
     }
   });
+
+  form.dataset.ready = "1"; // every handler is attached: tests (and users' clicks) may start
 })();
