@@ -11,7 +11,8 @@ alone (``benchmarks/baselines.py``).
                                       [--seed N] [--set NAME=VALUE] [--save F] [--compare F]
 
 - ``--split``: the questions are split by template family into a tuning half and a held-out
-  half. Tune on ``tune``; report ``heldout`` (the default), which the table's title names.
+  half that no tuning round has ranked (``agent_memory_data.HELD_OUT``). Tune on
+  ``tune``; report ``heldout`` (the default), which the table's title names.
 - ``--path store`` (default): each fact goes through ``Memory.store`` in saving order, as an
   agent's ``memory_store`` calls do (validation, the duplicate rule, ``supersedes`` for a
   correction). A fact the store refuses (``duplicate``) is lost, and its question can only
@@ -33,7 +34,8 @@ alone (``benchmarks/baselines.py``).
   question or two whose answer ties with a distractor; ``--path import`` names the memories
   (``m-f0001``...) and repeats exactly.
 
-Runs in about a minute on a 2-core machine (embedding ~570 facts and ~330 questions).
+Runs in about a minute on a 2-core machine (embedding ~715 facts and ~410 questions).
+Sweeps over ranking constants on the tuning half: ``benchmarks/agent_memory_sweep.py``.
 """
 
 from __future__ import annotations
@@ -155,7 +157,7 @@ def measure(
                 if not it.data.get("superseded_by")
             ]
             task = progress.add_task("baseline indexes", total=1)
-            bm25, vector = Bm25(live), VectorOnly(live, memory.embedder)
+            bm25, vector = Bm25(live, porter=True), VectorOnly(live, memory.embedder)
             progress.advance(task)
             task = progress.add_task("questions", total=len(questions))
             for q in questions:

@@ -20,9 +20,11 @@ What it models:
   I", siblings of a fact that differ in one name, number, negation or word order, and
   **corrections**: a later fact that supersedes an earlier one (the question's answer is the
   correction; the superseded fact must not be returned).
-- **Split**: whole families go to the ``tune`` or the ``heldout`` half (alternately, so each
-  half spans every domain, whatever the seed), so the held-out half asks questions of
-  templates the tuning never saw.
+- **Split**: whole families go to the ``tune`` or the ``heldout`` half, so the held-out half
+  asks questions of templates the tuning never saw. The held-out half (:data:`HELD_OUT`) is
+  the families no tuning round ever ranked: those held out under both earlier splits, and
+  :data:`UNSEEN_FAMILIES`, written for it before any ranking ran on them. Everything else
+  was tuned on (docs/recall-tuning.md, "The split and its provenance").
 
     python benchmarks/agent_memory_data.py [--seed 2026] [--out DIR]
 
@@ -224,6 +226,32 @@ CAUSES = [
 ]
 CLOSURES = ["a public holiday", "the office move", "building maintenance", "the team offsite"]
 PLANS = ["Starter", "Growth", "Enterprise", "Scale"]
+# Pools of the families written for the clean held-out half (UNSEEN_FAMILIES).
+QUEUES = _names(
+    """outbound-mail thumbnails nightly-rollup webhook-retry reindex invoice-run bulk-export
+audit-events sms-outbox ledger-sync"""
+)
+JOBS = _names(
+    """invoice-sweep cache-warmup branch-cleanup usage-rollup db-vacuum sitemap-rebuild
+token-purge digest-mailer orphan-reaper quota-reset"""
+)
+REPOS = _names(
+    """billing-web mobile-app infra-live data-jobs docs-site design-system api-gateway
+terraform-modules ml-pipelines admin-portal"""
+)
+EDITORS = ["Neovim", "VS Code", "Emacs", "IntelliJ", "Helix", "Zed", "Sublime Text"]
+INSTRUMENTS = ["drums", "bass guitar", "cello", "saxophone", "keyboards", "trumpet"]
+COMMUTES = ["cycles", "takes the tram", "walks", "drives", "takes the ferry", "rides a scooter"]
+ROLES = [
+    "site reliability engineer",
+    "product designer",
+    "data analyst",
+    "QA engineer",
+    "engineering manager",
+    "security engineer",
+    "technical writer",
+]
+TIMEZONES = ["Central European", "US Pacific", "Japan Standard", "India Standard", "US Eastern"]
 
 # -- the corpus ---------------------------------------------------------------------------
 
@@ -997,6 +1025,192 @@ FAMILIES: list[Family] = [
 ]
 
 
+#: Families written for the clean held-out half in issue 13's second tuning round (before
+#: any ranking ran on them), appended so the earlier families' draws stay the same. They
+#: are never tuned on (docs/recall-tuning.md, "The split and its provenance").
+UNSEEN_FAMILIES: list[Family] = [
+    Family(
+        "queue_consumer",
+        "infra",
+        "Jobs on the {queue} queue are processed by {service}.",
+        "Which component drains {queue}?",
+        lambda r: {"queue": r.choice(QUEUES), "service": r.choice(SERVICES)},
+        key=("queue",),
+        count=8,
+        sibling="{service2} stopped processing jobs from the {queue} queue.",
+        sibling_draw=lambda r, s: {"service2": _other(r, SERVICES, s["service"])},
+        siblings=0.3,
+    ),
+    Family(
+        "memory_limit",
+        "infra",
+        "{service} pods are limited to {n} MiB of memory.",
+        "How much RAM may a single {service} instance use?",
+        lambda r: {"service": r.choice(SERVICES), "n": str(r.choice([256, 512, 768, 1024, 2048]))},
+        key=("service",),
+        correction="The {service} memory limit was raised to {n_new} MiB.",
+        correct_draw=lambda r, s: {"n_new": str(int(s["n"]) * 2)},
+        corrected=0.25,
+    ),
+    Family(
+        "cron_time",
+        "infra",
+        "The {job} cron job runs daily at {time} UTC.",
+        "At what hour does the {job} task fire?",
+        lambda r: {"job": r.choice(JOBS), "time": _time(r, 0, 6)},
+        key=("job",),
+        count=8,
+    ),
+    Family(
+        "interpreter",
+        "people",
+        "{person} speaks fluent {language}.",
+        "Who could interpret a call held in {language}?",
+        lambda r: {"person": r.choice(PEOPLE), "language": r.choice(LANGUAGES)},
+        key=("language",),
+        count=6,
+    ),
+    Family(
+        "new_hire",
+        "people",
+        "{person} joined the {team} team as a {role}.",
+        "What position was {person} brought on for?",
+        lambda r: {"person": r.choice(PEOPLE), "team": r.choice(TEAMS), "role": r.choice(ROLES)},
+        key=("person",),
+    ),
+    Family(
+        "birthday",
+        "personal",
+        "{person}'s birthday is on {month} {d}.",
+        "When should we bring a cake for {person}?",
+        lambda r: {
+            "person": r.choice(PEOPLE),
+            "month": r.choice(MONTHS),
+            "d": str(r.randint(1, 28)),
+        },
+        key=("person",),
+        count=8,
+    ),
+    Family(
+        "review_size",
+        "prefs",
+        "{person} only reviews pull requests under {n} changed lines.",
+        "How big a diff will {person} agree to look at?",
+        lambda r: {"person": r.choice(PEOPLE), "n": str(r.choice([200, 300, 400, 500, 800]))},
+        key=("person",),
+        count=8,
+    ),
+    Family(
+        "editor",
+        "prefs",
+        "{person} writes code in {editor}.",
+        "Which IDE does {person} use?",
+        lambda r: {"person": r.choice(PEOPLE), "editor": r.choice(EDITORS)},
+        key=("person",),
+        count=8,
+    ),
+    Family(
+        "repo_owner",
+        "project",
+        "The {repo} repository is owned by the {team} team.",
+        "Which group maintains the {repo} codebase?",
+        lambda r: {"repo": r.choice(REPOS), "team": r.choice(TEAMS)},
+        key=("repo",),
+        count=8,
+        correction="Ownership of the {repo} repository moved to the {team_new} team.",
+        correct_draw=lambda r, s: {"team_new": _other(r, TEAMS, s["team"])},
+        corrected=0.25,
+    ),
+    Family(
+        "design_doc",
+        "project",
+        "Design doc for {project}: https://docs.acme.internal/d/{uid}/edit?usp=sharing&tab=t.0",
+        "Where is the write-up describing how {project} is built?",
+        lambda r: {"project": r.choice(PROJECTS), "uid": f"{r.getrandbits(40):010x}"},
+        key=("project",),
+        count=8,
+    ),
+    Family(
+        "api_timeout",
+        "api",
+        "Calls to the {api} API time out after {n} seconds.",
+        "How long does {api} wait before giving up on a request?",
+        lambda r: {"api": r.choice(APIS), "n": str(r.choice([5, 10, 15, 30, 60]))},
+        key=("api",),
+        correction="The {api} API timeout was raised to {n_new} seconds.",
+        correct_draw=lambda r, s: {"n_new": str(int(s["n"]) * 2)},
+        corrected=0.25,
+    ),
+    Family(
+        "sdk_version",
+        "api",
+        "The {lang} client for the {api} API is at version {version}.",
+        "Which release of the {api} library should {lang} code install?",
+        lambda r: {"lang": r.choice(LANGS), "api": r.choice(APIS), "version": _version(r)},
+        key=("api", "lang"),
+    ),
+    Family(
+        "retro_day",
+        "schedule",
+        "The {team} retrospective happens on the last {weekday} of each sprint.",
+        "When does {team} look back on how the iteration went?",
+        lambda r: {"team": r.choice(TEAMS), "weekday": r.choice(WEEKDAYS)},
+        key=("team",),
+        count=8,
+    ),
+    Family(
+        "customer_timezone",
+        "customers",
+        "{customer}'s staff work on {tz} time.",
+        "Which clock should I use when scheduling calls with {customer}?",
+        lambda r: {"customer": _customer(r), "tz": r.choice(TIMEZONES)},
+        key=("customer",),
+        count=8,
+    ),
+    Family(
+        "payment_terms",
+        "customers",
+        "{customer} pays invoices net {n} by bank transfer.",
+        "How many days does {customer} take to settle a bill?",
+        lambda r: {"customer": _customer(r), "n": str(r.choice([15, 30, 45, 60, 90]))},
+        key=("customer",),
+        count=8,
+    ),
+    Family(
+        "commute",
+        "personal",
+        "{person} {commute} to work every day.",
+        "How does {person} get to the office?",
+        lambda r: {"person": r.choice(PEOPLE), "commute": r.choice(COMMUTES)},
+        key=("person",),
+        count=8,
+    ),
+    Family(
+        "band",
+        "personal",
+        "{person} plays {instrument} in a band on weekends.",
+        "What music does {person} make outside the job?",
+        lambda r: {"person": r.choice(PEOPLE), "instrument": r.choice(INSTRUMENTS)},
+        key=("person",),
+        count=6,
+    ),
+]
+FAMILIES += UNSEEN_FAMILIES
+
+#: Families held out under both earlier splits (``d119310``'s balance by question count and
+#: ``3037d1f``'s alternation): no tuning round ever ranked their questions.
+HELD_OUT_BEFORE = frozenset(
+    _names(
+        """backup_retention runbook_url version_pin cache_move service_calls coffee_order
+summary_language project_rule planning_decision auth_header webhook_secret release_day
+account_manager sla projector"""
+    )
+)
+#: The reported half: families no one has tuned on. Every other family was in a tuning
+#: half of one of the earlier splits, and is the tuning half now.
+HELD_OUT = HELD_OUT_BEFORE | {f.name for f in UNSEEN_FAMILIES}
+
+
 def _style(rng: random.Random) -> dict[str, str]:
     axis = rng.randrange(len(STYLES))
     (a, b), question = STYLES[axis]
@@ -1181,9 +1395,8 @@ def _words_of(day: date) -> str:
 
 
 def _halves() -> dict[str, str]:
-    """Each family's half: alternate families in :data:`FAMILIES` order, which is grouped by
-    domain, so both halves span every domain; the same for every seed."""
-    return {f.name: ("tune", "heldout")[n % 2] for n, f in enumerate(FAMILIES)}
+    """Each family's half: :data:`HELD_OUT` or ``tune``; the same for every seed."""
+    return {f.name: "heldout" if f.name in HELD_OUT else "tune" for f in FAMILIES}
 
 
 def main() -> None:

@@ -1,9 +1,10 @@
 """The two single-channel baselines a hybrid recall must beat, kept outside the product.
 
 - :class:`Bm25`: Okapi BM25 (SQLite FTS5's ``bm25()``, k1 = 1.2, b = 0.75) over an OR of
-  the question's words, with the porter stemmer over unicode61 tokens: what a keyword
-  memory store answers. It is the baseline column of ``affidavit bench retrieval`` too, so
-  it lives with that runner (``affidavit.recall.bench``) and is used from there.
+  the question's words, with the porter stemmer over unicode61 tokens (``porter=True``):
+  what a keyword memory store answers. It is the baseline column of ``affidavit bench
+  retrieval`` too (there over the product's inflection stems), so it lives with that
+  runner (``affidavit.recall.bench``) and is used from there.
 - :class:`VectorOnly`: the product's sentence model through its public embedder API
   (``embed_windows`` for records, ``embed_query`` for questions), ranked by the best
   window's cosine alone: what a pure vector memory store answers.

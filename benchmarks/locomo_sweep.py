@@ -7,15 +7,20 @@ in-RAM ``RecallIndex`` that an unlocked vault holds (imported rows: no age, save
 order, discovered on the session's day) and ranks every question with the product's ranking
 code. With no override its figures equal locomo.py's (the check before trusting a sweep).
 
-    python benchmarks/locomo_sweep.py "" "W_ANSWER=0.4" "W_DATE=0,W_NEIGHBOR=0.1"
+    python benchmarks/locomo_sweep.py [--split all|tune|heldout] [--save F] [--compare F]
+                                      [--label NAME] "" "W_ANSWER=0.4" "W_DATE=0,W_NEIGHBOR=0.1"
 
 Each argument is one setting: comma-separated NAME=VALUE overrides of
-``affidavit.recall.ranking`` constants ("" = the shipped values). Prints recall@5,
-recall@10 and group_hit@5 over categories 1-4. Nothing is written to disk.
+``affidavit.recall.ranking.params`` constants ("" = the shipped values). Prints recall@5,
+recall@10 and group_hit@5 over categories 1-4, and each setting minus the first, paired per
+question (``benchmarks/stats.py``). Tune on ``--split tune`` (conversations 0-4).
+``--save F`` writes the first setting's per-question values; ``--compare F`` prints it
+minus a saved run (another revision).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -23,7 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo import DEFAULT_DATA, SCORED, convert
+import stats
+import tuning
+from locomo import DEFAULT_DATA, METRICS, REPO, SCORED, SPLITS, convert
 
 
 def embed(corpus: list[dict[str, Any]], queries: list[dict[str, Any]]) -> tuple[list, list]:
@@ -50,8 +57,10 @@ def embed(corpus: list[dict[str, Any]], queries: list[dict[str, Any]]) -> tuple[
     return turns, questions
 
 
-def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str, float]:
-    """Rank every scored question with the current ranking constants."""
+def score(
+    corpus: list, queries: list, turns: list, questions: list
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Rank every scored question with the current ranking constants; values per question."""
     from affidavit.recall.bench import Tally
     from affidavit.recall.ranking import Entry, RecallIndex
 
@@ -80,36 +89,36 @@ def score(corpus: list, queries: list, turns: list, questions: list) -> dict[str
             continue
         ranked = [h.id for h in indexes[q["collection"]].search(q["text"], vector, top_k=10)]
         tally.add(q["id"], ranked, relevant, groups, 0.0)
-    summary = tally.summary()
-    return {k: summary[k] for k in ("recall@5", "recall@10", "group_hit@5")}
+    return {q: {"affidavit": v} for q, v in tally.per_query().items()}
 
 
 def main() -> None:
-    from affidavit.recall.ranking import params as ranking
+    import argparse
 
-    settings = sys.argv[1:] or [""]
-    shipped = {k: getattr(ranking, k) for k in dir(ranking) if k.isupper()}
-    overrides = []
-    for setting in settings:
-        pairs = [p.partition("=") for p in setting.split(",") if p]
-        for name, _, _ in pairs:
-            if name not in shipped:
-                sys.exit(
-                    f"locomo_sweep: {name!r} is not a constant of affidavit.recall.ranking.params"
-                )
-        overrides.append([(name, type(shipped[name])(value)) for name, _, value in pairs])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    tuning.add_sweep_arguments(parser)
+    parser.add_argument("--split", choices=tuple(SPLITS), default="all")
+    args = parser.parse_args()
+    specs = args.settings or [""]
+    overrides = tuning.settings(specs)
     if not DEFAULT_DATA.is_file():
         sys.exit(f"locomo_sweep: {DEFAULT_DATA} not found")
-    corpus, queries = convert(json.loads(DEFAULT_DATA.read_text()))
+    raw = DEFAULT_DATA.read_bytes()
+    corpus, queries = convert(json.loads(raw), SPLITS[args.split])
     turns, questions = embed(corpus, queries)
-    for setting, pairs in zip(settings, overrides, strict=True):
-        for name, value in shipped.items():
-            setattr(ranking, name, value)
-        for name, value in pairs:
-            setattr(ranking, name, value)
-        figures = score(corpus, queries, turns, questions)
-        label = setting or "shipped values"
-        print(label, " ".join(f"{k} {v:.4f}" for k, v in figures.items()), flush=True)
+    sweep = tuning.Sweep(METRICS)
+    for spec, override in zip(specs, overrides, strict=True):
+        sweep.use(override)
+        values = score(corpus, queries, turns, questions)
+        print(spec or "shipped values", sweep.line(values, None), flush=True)
+    meta = {
+        "benchmark": "locomo",
+        "split": args.split,
+        "data": hashlib.sha256(raw).hexdigest()[:12],
+        "revision": stats.git_revision(REPO),
+        "overrides": {name: str(value) for name, value in overrides[0].items()},
+    }
+    sweep.finish(args, meta, "data", "LoCoMo")
 
 
 if __name__ == "__main__":

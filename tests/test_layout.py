@@ -4,7 +4,8 @@
   ``__init__`` exports: ``from affidavit.vault import Vault``, never
   ``from affidavit.vault.vault import Vault`` (issue 15: cli/ and servers/ reached into
   modules, so a module could not be renamed without breaking a command).
-- Dependencies point one way: cli, console, integrate, servers -> planes -> crypto, core.
+- Dependencies point one way: cli, console, integrate, servers -> planes -> crypto, core
+  (``exports``, the chat-export readers, sit beside core: packs build from them).
 - The modules import each other without a cycle (load-time imports; an import inside a
   function or under ``if TYPE_CHECKING:`` runs later or never).
 - Each plane's ``__all__`` is exactly what its ``if TYPE_CHECKING:`` block imports (the table
@@ -31,12 +32,13 @@ ALLOWED = {
     "crypto": {"core"},
     "vault": {"core", "crypto"},
     "recall": {"core", "crypto", "vault"},
-    "packs": {"core", "crypto"},
+    "exports": {"core"},
+    "packs": {"core", "crypto", "exports"},
     "proxy": {"core", "crypto"},
     "integrate": {"core"},
-    "console": {"core", "crypto", *PLANES, "integrate"},
+    "console": {"core", "crypto", *PLANES, "exports", "integrate"},
     "servers": {"core", "crypto", *PLANES},
-    "cli": {"core", "crypto", *PLANES, "servers", "integrate", "console"},
+    "cli": {"core", "crypto", *PLANES, "exports", "servers", "integrate", "console"},
     "__main__": {"cli"},
 }
 

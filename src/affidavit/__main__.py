@@ -1,6 +1,6 @@
 """``python -m affidavit`` runs the same command as the ``affidavit`` script."""
 
-from affidavit.cli.fastpath import main
+from affidavit.cli.main import main
 
 if __name__ == "__main__":
     main()

@@ -146,6 +146,20 @@ def test_affidavit_own_server_is_never_wrapped_but_the_devserver_is(home):
     assert dev["args"] == ["proxy", "--receipts", "--", command, "devserver", "--repo", "/r"]
 
 
+def test_the_memory_server_under_its_group_name_or_with_root_flags_is_not_wrapped(home):
+    """`affidavit memory serve` and `affidavit -q serve` are the same server as `serve`."""
+    (home / ".cursor").mkdir()
+    assert run_cli(["integrate", "cursor"], home).returncode == 0
+    data = json.loads((home / ".cursor" / "mcp.json").read_text())
+    command = data["mcpServers"]["affidavit"]["command"]
+    data["mcpServers"]["grouped"] = {"command": command, "args": ["memory", "serve"]}
+    data["mcpServers"]["quiet"] = {"command": command, "args": ["-q", "--assert-offline", "serve"]}
+    (home / ".cursor" / "mcp.json").write_text(json.dumps(data))
+    result = run_cli(["wrap", "--client", "cursor"], home)
+    assert "grouped: skip: affidavit's own server" in result.stdout
+    assert "quiet: skip: affidavit's own server" in result.stdout
+
+
 def test_a_wrapped_entry_really_launches_the_server_behind_the_proxy(home, tmp_path):
     import asyncio
     import subprocess

@@ -188,3 +188,83 @@ def test_secrets_inside_argument_strings_reach_neither_the_log_nor_the_model(raw
     long_body = SECRETS_IN_STRINGS["long body"][1]["content"]
     assert big["content"] == f"[343 chars, sha256 {hashlib.sha256(long_body.encode()).hexdigest()}]"
     assert flag["command"] == "deploy --api-key=[redacted] --verbose"
+
+
+def test_writers_that_take_turns_on_one_log_keep_one_chain(tmp_path):
+    """Each writer remembers where its last append ended; another writer's append in between
+    (or the log moved aside) must make it read the tail again, not chain after its own."""
+    path = tmp_path / "audit.jsonl"
+    first, second = AuditLog(path, session="a"), AuditLog(path, session="b")
+    for i in range(3):
+        first.write_many([{"kind": "call", "tool": f"a{i}"}, {"kind": "call", "tool": f"b{i}"}])
+        second.write({"kind": "call", "tool": f"c{i}"})
+    assert verify_log(path).ok and verify_log(path).entries == 9
+    moved = path.rename(tmp_path / "old.jsonl")
+    first.write({"kind": "call", "tool": "after the move"})
+    assert verify_log(moved).ok and verify_log(moved).entries == 9
+    assert verify_log(path).ok and verify_log(path).entries == 1
+
+
+def test_the_writer_thread_completes_entries_in_order_and_flushes_on_demand(tmp_path):
+    from affidavit.proxy.audit import AuditWriter
+
+    log = AuditLog(tmp_path / "audit.jsonl", session="w")
+    failures: list[Exception] = []
+    writer = AuditWriter(log, lambda n: log.remember({"kind": "call", "n": n}), failures.append)
+    for n in range(200):
+        writer.put(n)
+    writer.flush()
+    assert [e["n"] for e in log.session_entries()] == list(range(200))
+    writer.put("last")
+    writer.close()
+    written = [json.loads(line)["body"]["n"] for line in log.path.read_text().splitlines()]
+    assert written == [*range(200), "last"] and verify_log(log.path).ok and not failures
+
+
+def test_a_call_nobody_verifies_is_audited_as_on_the_full_path(raw_proxy, tmp_path):
+    """The quick lane (no verifier, no receipt, no policy question) writes the same entry the
+    full way wrote: forwarded, unchecked by no verifier, arguments redacted and digested."""
+    from affidavit.proxy.audit import redacted_arguments
+
+    proxy = raw_proxy()
+    proxy.initialize()
+    arguments = {"path": "notes.txt", "token": "hunter2-secret-value"}
+    for request_id in range(5):
+        assert proxy.call(request_id, "echo", arguments)["id"] == request_id
+    proxy.close()
+    path = tmp_path / "audit.jsonl"
+    assert verify_log(path).ok
+    entries = [json.loads(line)["body"] for line in path.read_text().splitlines()]
+    assert len(entries) == 5
+    redacted, digest = redacted_arguments(arguments)
+    for entry in entries:
+        assert entry["kind"] == "call" and entry["tool"] == "echo"
+        assert entry["outcome"] == "forwarded" and entry["verdict"] == "unchecked"
+        assert entry["verifier"] == "none" and entry["claim"] == "echo"
+        assert entry["evidence"][0]["observed"] == "no verifier for this tool"
+        assert entry["policy"] == {
+            "action": "allow",
+            "rule": -1,
+            "reason": "no policy",
+            "allowed": True,
+        }
+        assert entry["arguments"] == redacted and entry["arguments_sha256"] == digest
+        assert set(entry["timings_ms"]) == {"backend", "total"}
+    assert "hunter2" not in path.read_text()
+
+
+def test_the_entry_of_an_unverified_call_is_what_redacting_its_receipt_gives():
+    """The audit thread writes the fields of the no-verifier receipt without rescanning the
+    proxy's own words; they must be exactly what the general redaction makes of them."""
+    from affidavit.proxy.intercept import _NO_VERIFIER_WHY, _no_verifier_fields
+    from affidavit.proxy.receipts import unchecked
+
+    for tool in ("echo", "token=abc123secretvalue", "write_file"):
+        receipt = unchecked("none", tool, _NO_VERIFIER_WHY)
+        full = {
+            "verdict": receipt.verdict.value,
+            "verifier": receipt.verifier,
+            "claim": redact(receipt.claim),
+            "evidence": redact([e.as_dict() for e in receipt.evidence]),
+        }
+        assert _no_verifier_fields(tool, receipt.evidence[0].when) == full

@@ -341,3 +341,16 @@ def test_sigterm_shuts_down_like_a_host_disconnect(raw_proxy, tmp_path):
         _wait_gone(pid)
     entries = (tmp_path / "audit.jsonl").read_text().splitlines()
     assert len(entries) == 1 and '"before":"sigterm"' in entries[0]
+
+
+def test_an_id_is_free_again_as_soon_as_its_answer_is_out(raw_proxy):
+    """A held request (one the proxy acts on) is answered from the event loop while the host
+    is read by another thread: a host reusing the id the moment it sees the answer must not
+    be told the id is still in flight."""
+    proxy = raw_proxy()
+    proxy.initialize()
+    for request_id in range(40):
+        listing = proxy.request(request_id, "resources/list")
+        assert "result" in listing, listing
+        again = proxy.request(request_id, "ping")
+        assert again == {"jsonrpc": "2.0", "id": request_id, "result": {}}, again

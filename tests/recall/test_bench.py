@@ -156,3 +156,12 @@ def test_bm25_ranks_the_term_dense_record_first() -> None:
     baseline = bench.Bm25([(1, "cache cache cache key"), (2, "a cache"), (3, "unrelated words")])
     ranked = baseline.rank("cache", 10)
     assert ranked[:2] == [1, 2] and 3 not in ranked
+
+
+def test_bm25_reads_the_product_s_inflection_stems_and_porter_only_when_asked() -> None:
+    # bench retrieval's baseline reads text as the keyword channel does (ADR 59): Porter's
+    # stem joined "manager" and "managed"; the agent-memory benchmark's keyword store is Porter
+    records = [(1, "The account is managed by Rania"), (2, "Releases go out on Friday")]
+    assert bench.Bm25(records).rank("manager", 10) == []
+    assert bench.Bm25(records).rank("released", 10) == [2]
+    assert bench.Bm25(records, porter=True).rank("manager", 10) == [1]

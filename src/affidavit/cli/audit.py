@@ -8,34 +8,30 @@ the IntegrityError exit code when not.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from affidavit.cli.output import print_json, stdout
+from affidavit.cli.params import PATH
 from affidavit.core.errors import IntegrityError
 
-audit_app = typer.Typer(
-    name="audit",
-    help="Verify tamper-evident audit chains (the vault's, or a proxy log).",
-    no_args_is_help=True,
-    rich_markup_mode=None,
+
+@click.command("verify")
+@click.option(
+    "--log",
+    type=PATH,
+    help="Verify this proxy audit log instead of the vault's chain.",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def verify(log: Path | None, as_json: bool) -> None:
+    """Walk the chain: its length and head, or the first broken entry.
 
-
-@audit_app.command("verify")
-def verify(
-    log: Annotated[
-        Path | None,
-        typer.Option("--log", help="Verify this proxy audit log instead of the vault's chain."),
-    ] = None,
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-) -> None:
-    """Walk the chain; report its length and head, or the first broken entry."""
+    Exit 0 when the chain is intact; otherwise the integrity exit code (5) and the entry.
+    """
     if log is not None:
         _verify_proxy_log(log, as_json)
         return
-    from affidavit.cli.vault import open_vault
+    from affidavit.cli.opening import open_vault
 
     vault = open_vault()
     try:
@@ -75,8 +71,3 @@ def _verify_proxy_log(log: Path, as_json: bool) -> None:
         )
     if not as_json:
         stdout.print(f"audit log OK: {report.entries} entries, head {report.head}", markup=False)
-
-
-def register(app: typer.Typer) -> None:
-    """Mount ``audit`` on the root app."""
-    app.add_typer(audit_app)

@@ -11,14 +11,19 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-import typer
-
-from affidavit.cli.output import stdout
+import click
 
 
+@click.command("demo")
 def demo() -> None:
-    """Build, sign, verify and serve a pack; store and recall memories; catch a lying tool."""
+    """Start here: each plane's main job, on fictional data.
+
+    Builds, signs, verifies and serves a pack; stores and recalls memories through the MCP
+    server; catches a lying tool with the proxy. Everything runs for real in a temporary
+    directory that is removed at the end.
+    """
     from affidavit.cli import demo_memory, demo_packs, demo_proxy
+    from affidavit.cli.output import stdout
 
     sections = (
         ("Evidence: a signed memory pack", demo_packs.run),
@@ -33,8 +38,3 @@ def demo() -> None:
             run(workdir)
     stdout.rule("done")
     stdout.print("Every step above ran for real in a temporary directory, now removed.")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``affidavit demo``."""
-    app.command("demo")(demo)

@@ -1,13 +1,14 @@
-"""``affidavit integrate`` (wire affidavit into MCP clients) and ``wrap`` / ``unwrap`` (proxy)."""
+"""``affidavit integrate`` (wire affidavit into MCP clients) and ``proxy wrap`` / ``unwrap``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from affidavit.cli.output import stdout, warn
+from affidavit.cli.params import PATH
 from affidavit.core.errors import AffidavitError, InputError, UsageError
 
 if TYPE_CHECKING:
@@ -65,25 +66,36 @@ def _run_each(clients: list[Client], action: str, job: object) -> None:
         raise kind(f"{action} failed for some clients (see above)", first.hint)
 
 
+_DRY_RUN = click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+_CLIENT = click.option("--client", help="Only this client's config.")
+
+
+@click.command("integrate")
+@click.argument("client", required=False, help="Client to wire, e.g. claude-code, cursor.")
+@click.option("--list", "list_", is_flag=True, help="List the known clients and their files.")
+@click.option("--all", "all_", is_flag=True, help="Wire every known client installed here.")
+@click.option("--remove", metavar="CLIENT", help="Take affidavit out of CLIENT's config again.")
+@click.option("--caller", help="Connect as this caller (its own namespace); default: user.")
+@click.option(
+    "--vault",
+    type=PATH,
+    help="The vault the server opens (default: AFFIDAVIT_VAULT, else yours).",
+)
+@_DRY_RUN
 def integrate(
-    client: str | None = typer.Argument(None, help="Client to wire, e.g. claude-code, cursor."),
-    list_: bool = typer.Option(False, "--list", help="List the known clients and their files."),
-    all_: bool = typer.Option(False, "--all", help="Wire every known client installed here."),
-    remove: str | None = typer.Option(
-        None, "--remove", metavar="CLIENT", help="Take affidavit out of CLIENT's config again."
-    ),
-    caller: str | None = typer.Option(
-        None, "--caller", help="Connect as this caller (its own namespace); default: user."
-    ),
-    vault: Annotated[
-        Path | None,
-        typer.Option(
-            "--vault", help="The vault the server opens (default: AFFIDAVIT_VAULT, else yours)."
-        ),
-    ] = None,
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+    client: str | None,
+    list_: bool,
+    all_: bool,
+    remove: str | None,
+    caller: str | None,
+    vault: Path | None,
+    dry_run: bool,
 ) -> None:
-    """Add the affidavit memory server to an MCP client's config (backup first, merged, atomic)."""
+    """Add the memory server to an MCP client's config.
+
+    The config is backed up first, merged (your other servers and keys stay) and written
+    atomically; --remove takes it out again.
+    """
     from affidavit.integrate import install
     from affidavit.integrate.clients import client as lookup
 
@@ -163,11 +175,15 @@ def _wrap_targets(client: str | None) -> list[Client]:
     return found
 
 
-def wrap(
-    client: str | None = typer.Option(None, "--client", help="Only this client's config."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
-) -> None:
-    """Put `affidavit proxy` in front of every stdio MCP server in your client configs."""
+@click.command("wrap")
+@_CLIENT
+@_DRY_RUN
+def wrap(client: str | None, dry_run: bool) -> None:
+    """Put the proxy in front of your clients' MCP servers.
+
+    Every stdio server in the client configs found here (or --client's) is rewritten to run
+    through `affidavit proxy`; `unwrap` restores the original entries.
+    """
     from affidavit.integrate import wrapping
 
     def job(c: Client) -> None:
@@ -176,21 +192,17 @@ def wrap(
     _run_each(_wrap_targets(client), "wrap", job)
 
 
-def unwrap(
-    client: str | None = typer.Option(None, "--client", help="Only this client's config."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
-) -> None:
-    """Take `affidavit proxy` out again, restoring the original entries byte for byte."""
+@click.command("unwrap")
+@_CLIENT
+@_DRY_RUN
+def unwrap(client: str | None, dry_run: bool) -> None:
+    """Take the proxy out of your clients' configs again.
+
+    The original entries are restored byte for byte.
+    """
     from affidavit.integrate import wrapping
 
     def job(c: Client) -> None:
         _report(wrapping.unwrap(c, dry_run=dry_run), dry_run, "nothing wrapped")
 
     _run_each(_wrap_targets(client), "unwrap", job)
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``integrate``, ``wrap`` and ``unwrap``."""
-    app.command("integrate")(integrate)
-    app.command("wrap")(wrap)
-    app.command("unwrap")(unwrap)

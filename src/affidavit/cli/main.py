@@ -1,71 +1,84 @@
-"""Entry point of the ``affidavit`` command.
+"""Entry point of the ``affidavit`` command (the console script and ``python -m affidavit``).
 
-:func:`main` turns every :class:`~affidavit.core.errors.AffidavitError` into one line on stderr
-and its exit code; a bug prints one line too, and the traceback only with ``AFFIDAVIT_DEBUG=1``.
+:func:`main` runs the command tree of :mod:`affidavit.cli.app` and is the one place that turns a
+failure into what a user sees: :func:`exit_code_for` prints one line on stderr and picks the
+exit code (an :class:`~affidavit.core.errors.AffidavitError` carries its own; a click usage
+mistake is 2; a bug is 70, with the traceback only under ``AFFIDAVIT_DEBUG=1``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import traceback
 
-import typer
-from typer import _click as click  # typer vendors click; its exceptions live here
+import click
 
-from affidavit import __version__
-from affidavit.cli import (
-    audit,
-    demo,
-    devserver,
-    integrate,
-    memory_server,
-    packs,
-    proxy,
-    recall,
-    vault,
-)
 from affidavit.cli.output import error
 from affidavit.core import offline
 from affidavit.core.errors import AffidavitError
 
-app = typer.Typer(
-    name="affidavit",
-    help="A trust layer for MCP agents: encrypted memory, signed packs, a verifying proxy.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+INTERRUPTED = 130
+INTERNAL = 70
+OFFLINE = 10
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"affidavit {__version__}")
-        raise typer.Exit()
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line; never let a traceback reach a user for a failure they can fix."""
+    offline.install_if_requested()
+    from affidavit.cli.app import root
+
+    try:
+        result = root.main(args=argv, prog_name="affidavit", standalone_mode=False)
+    except Exception as exc:
+        sys.exit(exit_code_for(exc))
+    except KeyboardInterrupt:
+        error("interrupted")
+        sys.exit(INTERRUPTED)
+    sys.exit(result if isinstance(result, int) else 0)
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-    assert_offline: bool = typer.Option(
-        False,
-        "--assert-offline",
-        help="Abort on any network connection that was not configured (loopback is allowed).",
-    ),
-) -> None:
-    """affidavit: act only on what has evidence behind it."""
-    if assert_offline:
-        offline.install()
+def exit_code_for(exc: Exception) -> int:
+    """Say what went wrong in one line on stderr (help, for a bare group) and return the exit
+    code."""
+    if isinstance(exc, AffidavitError):
+        error(str(exc))
+        return exc.exit_code
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        exc.show()  # a group run without a command: its help, and a usage exit code
+        return exc.exit_code
+    if isinstance(exc, click.ClickException):
+        error(_usage_line(exc))
+        return exc.exit_code
+    if isinstance(exc, click.Abort):  # click's wrapper of an interrupted prompt
+        error("aborted")
+        return INTERRUPTED
+    if isinstance(exc, offline.OfflineViolation):
+        error(str(exc))
+        return OFFLINE
+    if os.environ.get("AFFIDAVIT_DEBUG") == "1":
+        import traceback
+
+        traceback.print_exception(exc)
+    error(
+        f"internal error ({type(exc).__name__}: {exc}); "
+        "rerun with AFFIDAVIT_DEBUG=1 for details and report it"
+    )
+    return INTERNAL
 
 
-for _module in (packs, vault, audit, recall, memory_server, integrate, proxy, devserver, demo):
-    _module.register(app)
+def _usage_line(exc: click.ClickException) -> str:
+    """Click's message and where the usage is shown, or the hint for text taken for an option."""
+    ctx = getattr(exc, "ctx", None)
+    dashed = _text_taken_for_an_option(exc)
+    if dashed is not None:
+        return dashed
+    message = exc.format_message().replace("\n", " ").removesuffix(".")
+    if ctx is None:
+        return message
+    return f"{message}; see `{ctx.command_path} --help`"
 
 
-def _text_taken_for_an_option(exc: click.exceptions.ClickException) -> str | None:
+def _text_taken_for_an_option(exc: click.ClickException) -> str | None:
     """The error for text that begins with '-' (``store "-5 degrees ..."``), else None.
 
     Click reads any word that starts with '-' as an option; for a command that takes text,
@@ -82,38 +95,3 @@ def _text_taken_for_an_option(exc: click.exceptions.ClickException) -> str | Non
         f"{word} is not an option of `{path}`; if it begins your text, put -- before the "
         f"text so it is not read as an option: {path} [OPTIONS] -- '{word} ...'"
     )
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Run the command line; never let a traceback reach a user for a failure they can fix."""
-    offline.install_if_requested()
-    try:
-        result = app(args=argv, prog_name="affidavit", standalone_mode=False)
-    except AffidavitError as exc:
-        error(str(exc))
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        error("aborted")
-        sys.exit(130)
-    except click.exceptions.ClickException as exc:
-        dashed = _text_taken_for_an_option(exc)
-        if dashed is None:
-            exc.show()
-        else:
-            error(dashed)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        error("interrupted")
-        sys.exit(130)
-    except offline.OfflineViolation as exc:
-        error(str(exc))
-        sys.exit(10)
-    except Exception as exc:  # a bug: say so in one line, keep the traceback for debugging
-        if os.environ.get("AFFIDAVIT_DEBUG") == "1":
-            traceback.print_exc()
-        error(
-            f"internal error ({type(exc).__name__}: {exc}); "
-            "rerun with AFFIDAVIT_DEBUG=1 for details and report it"
-        )
-        sys.exit(70)
-    sys.exit(result if isinstance(result, int) else 0)

@@ -1,39 +1,58 @@
-"""``affidavit serve`` (the memory MCP server), ``grant`` and ``unlock-tool`` (its settings)."""
+"""``affidavit memory serve`` (the memory MCP server), ``grant`` and ``unlock-tool`` (its settings).
+
+An MCP client starts ``serve`` for every session and waits for it (ADR 60), so this module
+imports click and nothing else at load time: the MCP SDK is the one big import on that path.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import typer
+import click
 
-from affidavit.cli.output import print_json, stdout
+from affidavit.cli.params import PATH
 
 
-def serve(
-    caller: str = typer.Option(
-        "user", "--caller", help="Who this agent is; it writes to its own namespace by default."
-    ),
-    vault: str | None = typer.Option(
-        None, "--vault", help="Vault directory (default: AFFIDAVIT_VAULT or ~/.affidavit/vault)."
-    ),
-) -> None:
-    """Serve the memory vault to an MCP client over stdio (14 memory_* tools)."""
-    from affidavit.recall import access as acl
+@click.command("serve")
+@click.option(
+    "--caller",
+    default="user",
+    help="Who this agent is; it writes to its own namespace by default.",
+)
+@click.option(
+    "--vault",
+    type=PATH,
+    help="Vault directory (default: AFFIDAVIT_VAULT or ~/.affidavit/vault).",
+)
+def serve(caller: str, vault: Path | None) -> None:
+    """Serve the memory vault to an MCP client over stdio.
+
+    14 memory_* tools. The vault is opened after the handshake; a locked vault still serves
+    memory_status and answers every other call with the advice to unlock.
+    """
+    from affidavit.recall import access
+
+    access.check_name(caller, "caller")  # one line on stderr, before any MCP code is imported
     from affidavit.servers.memory import serve as run
 
-    acl.check_name(caller, "caller")
-    run(caller, Path(vault) if vault else None)
+    run(caller, vault)
 
 
+@click.command("grant")
+@click.argument("caller", required=False, help="The caller (agent) name, e.g. cursor.")
+@click.argument("namespace", required=False, help="A namespace, or '*' for every one.")
+@click.argument("mode", required=False, help="rw, ro or none.")
+@click.option("--list", "list_", is_flag=True, help="Show every grant instead.")
+@click.option("--json", "json_out", is_flag=True, help="Print the grants as JSON.")
 def grant(
-    caller: str | None = typer.Argument(None, help="The caller (agent) name, e.g. cursor."),
-    namespace: str | None = typer.Argument(None, help="A namespace, or '*' for every one."),
-    mode: str | None = typer.Argument(None, help="rw, ro or none."),
-    list_: bool = typer.Option(False, "--list", help="Show every grant instead."),
-    json_out: bool = typer.Option(False, "--json", help="Print the grants as JSON."),
+    caller: str | None, namespace: str | None, mode: str | None, list_: bool, json_out: bool
 ) -> None:
-    """Give CALLER rw, ro or no access to NAMESPACE (sealed in the vault's settings)."""
-    from affidavit.cli.vault import open_vault
+    """Give CALLER rw, ro or no access to NAMESPACE.
+
+    Grants are sealed in the vault's settings; --list shows them.
+    """
+    from affidavit.cli.opening import open_vault
+    from affidavit.cli.output import print_json, stdout
     from affidavit.core.errors import UsageError
     from affidavit.recall import access as acl
 
@@ -57,11 +76,15 @@ def grant(
             stdout.print(f"{who} {ns} {access}", markup=False)
 
 
-def unlock_tool(
-    action: str = typer.Argument(..., help="enable, disable or status."),
-) -> None:
-    """Allow or forbid the memory_unlock MCP tool (off by default: it exposes the passphrase)."""
-    from affidavit.cli.vault import open_vault
+@click.command("unlock-tool")
+@click.argument("action", help="enable, disable or status.")
+def unlock_tool(action: str) -> None:
+    """Allow or forbid the memory_unlock MCP tool.
+
+    Off by default: it exposes the passphrase to the MCP client.
+    """
+    from affidavit.cli.opening import open_vault
+    from affidavit.cli.output import stdout
     from affidavit.core.errors import UsageError
     from affidavit.recall import access as acl
 
@@ -72,10 +95,3 @@ def unlock_tool(
             acl.set_unlock_tool(v, action == "enable")
         enabled = acl.unlock_tool_enabled(v)
     stdout.print(f"memory_unlock tool: {'enabled' if enabled else 'disabled'}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``serve``, ``grant`` and ``unlock-tool``."""
-    app.command("serve")(serve)
-    app.command("grant")(grant)
-    app.command("unlock-tool")(unlock_tool)

@@ -3,23 +3,25 @@
 Stored data (memory text, sources, tags, relation names) may hold anything a model or an
 import wrote, including terminal escape sequences that retitle the window, hide text or
 write the clipboard (OSC 52), and rich markup such as ``[link=...]``. Human-readable output
-shows it only through :func:`shown` (errors and warnings too: they may quote an id, a line of
-a file or a value the user passed); ``--json`` output is exact JSON, which escapes control
-characters itself.
+shows it only through :func:`shown` or :func:`visible` (errors and warnings too: they may quote
+an id, a line of a file or a value the user passed); ``--json`` output is exact JSON, which
+escapes control characters itself.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
-stdout = Console(highlight=False, soft_wrap=True)
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+_log = logging.getLogger("affidavit.cli")
 
 
 #: C0 and C1 controls, DEL, and the bidirectional overrides and isolates that reorder what a
@@ -43,7 +45,24 @@ def visible(value: object) -> str:
 
 def shown(value: object) -> Text:
     """Stored data ready for a console or a table cell: controls visible, never markup."""
+    from rich.text import Text
+
     return Text(visible(value))
+
+
+@cache
+def _console(name: str) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=name == "stderr", highlight=False, soft_wrap=True)
+
+
+def __getattr__(name: str) -> Console:
+    """``stdout`` and ``stderr``: rich consoles, made (and rich imported) on first use, so a
+    command that prints one line or JSON never pays for rich."""
+    if name in ("stdout", "stderr"):
+        return _console(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def print_json(value: Any) -> None:
@@ -53,10 +72,11 @@ def print_json(value: Any) -> None:
 
 
 def warn(message: str) -> None:
-    """A one-line warning on stderr."""
-    stderr.print(shown(f"affidavit: warning: {message}"))
+    """A one-line warning on stderr (a log record: ``--quiet`` leaves it out)."""
+    _log.warning("%s", message)
 
 
 def error(message: str) -> None:
-    """A one-line error on stderr."""
-    stderr.print(shown(f"affidavit: error: {message}"))
+    """A one-line error on stderr, whatever the log settings."""
+    sys.stderr.write(visible(f"affidavit: error: {message}") + "\n")
+    sys.stderr.flush()

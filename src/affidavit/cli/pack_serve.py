@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from affidavit.cli.output import warn
 from affidavit.core.errors import UsageError
@@ -44,13 +44,20 @@ def parse_serve_args(args: Sequence[str]) -> tuple[Path, TrustOptions]:
     return pack, trust
 
 
-def serve(ctx: typer.Context) -> None:
-    """Serve a verified pack to one MCP client over stdio (verified_memory_search / _get).
+@click.command(
+    "serve",
+    options_metavar="--pack DIR [TRUST FLAGS]",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.pass_context
+def serve(ctx: click.Context) -> None:
+    """Serve a verified pack to one MCP client over stdio.
 
-    Flags: --pack DIR (absolute, required), and the trust flags of `pack verify`:
-    --trusted-keys FILE, --trusted-fingerprint FP, --revoked-keys FILE, --min-sequence N,
-    --require-signature, --strict. The pack is verified before stdio connects; if its files
-    change while serving, every call is refused until restart.
+    Tools: verified_memory_search and verified_memory_get. Flags: --pack DIR (absolute,
+    required), and the trust flags of `pack verify`: --trusted-keys FILE,
+    --trusted-fingerprint FP, --revoked-keys FILE, --min-sequence N, --require-signature,
+    --strict. The pack is verified before stdio connects; if its files change while serving,
+    every call is refused until restart.
     """
     pack_dir, trust = parse_serve_args(ctx.args)
     from affidavit.packs import verify_pack
@@ -61,11 +68,3 @@ def serve(ctx: typer.Context) -> None:
     from affidavit.servers.packs import serve_pack
 
     serve_pack(pack)
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``pack serve``."""
-    app.command(
-        "serve",
-        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-    )(serve)

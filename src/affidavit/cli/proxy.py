@@ -1,7 +1,9 @@
-"""``affidavit proxy``: the verifying MCP proxy, ``proxy trust-tools`` and ``proxy replay``.
+"""``affidavit proxy run`` (the verifying MCP proxy), ``proxy trust-tools`` and ``proxy replay``.
 
-Everything after ``--`` is the backend command; the group splits it off before option parsing
-so backend flags never collide with ours. The proxy plane is imported inside the commands.
+Everything after ``--`` is the backend command; :class:`_BackendCommand` splits it off before
+option parsing so backend flags never collide with ours. ``affidavit proxy [OPTIONS] -- CMD``
+(what client configs say) is ``proxy run``: the group's default command. The proxy plane is
+imported inside the commands.
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-from typer.core import TyperGroup
+import click
 
-from affidavit.cli.output import print_json, stdout
+from affidavit.cli.output import print_json
+from affidavit.cli.params import MANY, PATH, json_option
 from affidavit.core.errors import UsageError
 
 _BACKEND_ARGV = "affidavit.proxy.backend_argv"
@@ -22,45 +24,18 @@ _SENSITIVE = re.compile(r"(authorization|token|key|secret|cookie|password|creden
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class _ProxyGroup(TyperGroup):
+class _BackendCommand(click.Command):
     """Take everything after ``--`` as the backend command before click parses options."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" in args:
             cut = args.index("--")
             ctx.meta[_BACKEND_ARGV] = args[cut + 1 :]
             args = args[:cut]
         return super().parse_args(ctx, args)
 
-
-POLICY_HELP = """Policy file (--policy) is YAML; rules are tried in order, the first match
-decides:
-
-\b
-  default: allow                     # allow | deny | require-approval
-  rules:
-    - tool: "write_*"                # glob on the tool name
-      arguments: {path: "secrets/*"} # every listed argument must match its glob
-      action: deny                   # allow | deny | require-approval
-      reason: secrets are off limits
-  sampling: {max_per_minute: 10}     # backend sampling requests allowed per minute
-
-A path is matched as written, in normal form, and wherever it really leads (symlinks
-resolved) from the roots and the backend's own directories; deny and require-approval match
-any of these readings, allow must hold for all of them. A resource read is decided as a call
-to the tool resources/read with the arguments uri and, for a file resource, path."""
-
-proxy_app = typer.Typer(
-    cls=_ProxyGroup,
-    invoke_without_command=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    help=(
-        "Front an MCP server: verify its claims, replay verified retries, enforce a policy. "
-        "Run it as: affidavit proxy [OPTIONS] -- BACKEND CMD ARGS...  (or --backend-url URL)."
-    ),
-    epilog=POLICY_HELP,
-)
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "-- BACKEND CMD ARGS..."]
 
 
 def _env(name: str, flag: str) -> str:
@@ -141,41 +116,49 @@ def _load_verifiers(specs: list[str]) -> tuple[Any, ...]:
     return tuple(loaded)
 
 
-_Strs = list[str] | None
-_Opt = typer.Option
-
-
-@proxy_app.callback()
-def proxy(
-    ctx: typer.Context,
-    root: Annotated[
-        list[Path] | None, _Opt("--root", help="A directory verifiers may look in.")
-    ] = None,
-    idempotent_replay: Annotated[
-        bool, _Opt("--idempotent-replay", help="Answer a retry of a VERIFIED call from its result.")
-    ] = False,
-    receipts: Annotated[
-        bool, _Opt("--receipts", help="Append each receipt to the result.")
-    ] = False,
-    policy: Annotated[Path | None, _Opt("--policy", help="YAML allow/deny/approval rules.")] = None,
-    pin_tools: Annotated[bool, _Opt("--pin-tools", help="Refuse tools that changed.")] = False,
-    audit_log: Annotated[Path | None, _Opt("--audit-log", help="Hash-chained JSONL log.")] = None,
-    backend_url: Annotated[str | None, _Opt("--backend-url", help="Streamable HTTP URL.")] = None,
-    header: Annotated[_Strs, _Opt("--header", help="'Name: value' (may use ${ENV}).")] = None,
-    header_from_env: Annotated[
-        _Strs, _Opt("--header-from-env", help="NAME=ENV: header NAME with the value of $ENV.")
-    ] = None,
-    otel_exporter: Annotated[str | None, _Opt("--otel-exporter", help="console or otlp.")] = None,
-    otel_endpoint: Annotated[str | None, _Opt("--otel-endpoint", help="OTLP HOST:PORT.")] = None,
-    verifier: Annotated[_Strs, _Opt("--verifier", help="Extra verifier MODULE:ATTR.")] = None,
-    verify_timeout: Annotated[
-        float, _Opt("--verify-timeout", help="Seconds per verifier step.")
-    ] = 60.0,
+@click.command("run", cls=_BackendCommand)
+@click.option("--root", type=PATH, **MANY, help="A directory verifiers may look in.")
+@click.option(
+    "--idempotent-replay", is_flag=True, help="Answer a retry of a VERIFIED call from its result."
+)
+@click.option("--receipts", is_flag=True, help="Append each receipt to the result.")
+@click.option("--policy", type=PATH, help="YAML allow/deny/approval rules.")
+@click.option("--pin-tools", is_flag=True, help="Refuse tools that changed.")
+@click.option("--audit-log", type=PATH, help="Hash-chained JSONL log.")
+@click.option("--backend-url", help="Streamable HTTP URL.")
+@click.option("--header", **MANY, help="'Name: value' (may use ${ENV}).")
+@click.option("--header-from-env", **MANY, help="NAME=ENV: header NAME with the value of $ENV.")
+@click.option("--otel-exporter", help="console or otlp.")
+@click.option("--otel-endpoint", help="OTLP HOST:PORT.")
+@click.option("--verifier", **MANY, help="Extra verifier MODULE:ATTR.")
+@click.option("--verify-timeout", type=float, default=60.0, help="Seconds per verifier step.")
+@click.option(
+    "--console", is_flag=True, help="Also open the web console on this audit log (link on stderr)."
+)
+@click.pass_context
+def run(
+    ctx: click.Context,
+    root: tuple[Path, ...],
+    idempotent_replay: bool,
+    receipts: bool,
+    policy: Path | None,
+    pin_tools: bool,
+    audit_log: Path | None,
+    backend_url: str | None,
+    header: tuple[str, ...],
+    header_from_env: tuple[str, ...],
+    otel_exporter: str | None,
+    otel_endpoint: str | None,
+    verifier: tuple[str, ...],
+    verify_timeout: float,
+    console: bool,
 ) -> None:
-    """Run the proxy: ``affidavit proxy [OPTIONS] -- BACKEND CMD ARGS...``."""
-    if ctx.invoked_subcommand is not None:
-        return
-    root, header, header_from_env = root or [], header or [], header_from_env or []
+    """Run the proxy in front of one MCP server.
+
+    It verifies the server's claims, answers verified retries from their result and enforces
+    a policy. The backend is the command after `--`, or the server at the --backend-url URL.
+    The policy file's format: `affidavit proxy --help`.
+    """
     import asyncio
     from urllib.parse import urlparse
 
@@ -204,7 +187,7 @@ def proxy(
 
         validate_url(backend_url)
         offline.allow([urlparse(backend_url).hostname or ""])
-        backend = HttpBackend(backend_url, parse_headers(header, header_from_env))
+        backend = HttpBackend(backend_url, parse_headers(list(header), list(header_from_env)))
     else:
         from affidavit.proxy import StdioBackend
 
@@ -215,31 +198,38 @@ def proxy(
     AuditLog(log_path, session="").check_writable()
     options = ProxyOptions(
         audit_log=log_path,
-        roots=validate_cli_roots(root),
+        roots=validate_cli_roots(list(root)),
         idempotent_replay=idempotent_replay,
         receipts=receipts,
         policy=load_policy(policy) if policy is not None else None,
         pin_tools=pin_tools,
-        verifiers=_load_verifiers(verifier or []),
+        verifiers=_load_verifiers(list(verifier)),
         verify_timeout=verify_timeout,
         telemetry=make_telemetry(otel_exporter, otel_endpoint),
     )
     relay = Relay(backend)
-    code = asyncio.run(relay.run(lambda r: ProxyInterceptor(r, options)))
-    raise typer.Exit(code)
+    beside = None
+    if console:
+        from affidavit.console import start_beside
+
+        beside = start_beside(log_path)
+    try:
+        code = asyncio.run(relay.run(lambda r: ProxyInterceptor(r, options)))
+    finally:
+        if beside is not None:
+            from affidavit.console import stop_beside
+
+            stop_beside(beside)
+    ctx.exit(code)
 
 
-@proxy_app.command("trust-tools")
-def trust_tools(
-    audit_log: Annotated[
-        Path | None, typer.Option("--audit-log", help="The log the pins sit beside.")
-    ] = None,
-    tool: Annotated[_Strs, _Opt("--tool", help="Trust only this tool (repeatable).")] = None,
-    backend: Annotated[
-        str | None, typer.Option("--backend", help="Only this backend (as listed).")
-    ] = None,
-) -> None:
+@click.command("trust-tools")
+@click.option("--audit-log", type=PATH, help="The log the pins sit beside.")
+@click.option("--tool", **MANY, help="Trust only this tool (repeatable).")
+@click.option("--backend", help="Only this backend (as listed).")
+def trust_tools(audit_log: Path | None, tool: tuple[str, ...], backend: str | None) -> None:
     """Accept tool definitions that changed since they were pinned."""
+    from affidavit.cli.output import stdout
     from affidavit.proxy import PINS_FILE, default_log_path, trust_tools
 
     path = (audit_log or default_log_path()).expanduser().absolute().parent / PINS_FILE
@@ -255,44 +245,26 @@ def trust_tools(
         stdout.print(f"  its description now reads: {change.description!r}", markup=False)
 
 
-@proxy_app.command("replay")
-def replay(
-    audit: Annotated[Path, typer.Argument(help="An audit log written by the proxy.")],
-    policy: Annotated[Path, _Opt("--policy", help="The new policy to back-test.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-) -> None:
-    """Report which past calls a new policy would have decided differently."""
-    from affidavit.proxy import load_policy, read_entries
+@click.command("replay")
+@click.argument("audit", type=PATH, help="An audit log written by the proxy.")
+@click.option("--policy", type=PATH, required=True, help="The new policy to back-test.")
+@json_option
+def replay(audit: Path, policy: Path, as_json: bool) -> None:
+    """Back-test a new policy on an audit log.
 
-    new_policy = load_policy(policy)
-    calls = [e for e in read_entries(audit) if e.get("kind") == "call"]
-    changed = []
-    for index, entry in enumerate(calls, start=1):
-        old = (entry.get("policy") or {}).get("action", "allow")
-        if old == "refused":  # refused by a changed tool pin, not by policy
-            continue
-        decision = new_policy.decide(str(entry.get("tool")), entry.get("arguments") or {})
-        if decision.action != old:
-            changed.append(
-                {
-                    "call": index,
-                    "ts": entry.get("ts"),
-                    "tool": entry.get("tool"),
-                    "was": old,
-                    "would_be": decision.action,
-                    "rule": decision.rule + 1 if decision.rule >= 0 else None,
-                }
-            )
+    Reports which recorded calls it would have decided differently.
+    """
+    from affidavit.cli.output import stdout
+    from affidavit.proxy import backtest, load_policy, read_entries
+
+    report = backtest(read_entries(audit), load_policy(policy))
     if as_json:
-        print_json({"calls": len(calls), "changed": changed})
+        print_json(report.as_dict())
         return
-    stdout.print(f"{len(calls)} recorded calls; {len(changed)} would be decided differently")
-    for row in changed:
-        rule = f"rule {row['rule']}" if row["rule"] else "the default"
-        change = f"{row['was']} -> {row['would_be']}"
-        stdout.print(f"  #{row['call']} {row['ts']} {row['tool']}: {change} ({rule})")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``affidavit proxy`` and its subcommands."""
-    app.add_typer(proxy_app, name="proxy")
+    stdout.print(
+        f"{report.calls} recorded calls; {len(report.changed)} would be decided differently"
+    )
+    for row in report.changed:
+        rule = f"rule {row.rule}" if row.rule else "the default"
+        change = f"{row.was} -> {row.would_be}"
+        stdout.print(f"  #{row.call} {row.ts} {row.tool}: {change} ({rule})")

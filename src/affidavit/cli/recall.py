@@ -1,46 +1,22 @@
-"""Recall commands: search, recent, link, relations, unlink, expire, and ``bench retrieval``.
+"""Recall commands: store, search, recent, link, relations, unlink, expire, ``bench retrieval``
+(``affidavit memory ...``).
 
 Each body imports the recall layer lazily (it pulls in numpy and onnxruntime), opens the
-vault through :func:`affidavit.cli.vault.open_vault` (same unlock rules as every vault
-command) and prints a readable table, or the API's JSON with ``--json``.
+vault through :mod:`affidavit.cli.opening` (same unlock rules as every vault command) and
+prints a readable table, or the API's JSON with ``--json``.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import typer
+import click
 
+from affidavit.cli.opening import open_memory, open_vault
 from affidavit.cli.output import print_json, shown, stdout, warn
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
-
-    from affidavit.recall import Memory
-    from affidavit.vault import Vault
-
-JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
-
-bench_app = typer.Typer(
-    name="bench",
-    help="Reproducible benchmarks of this installation.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-
-
-@contextmanager
-def _memory() -> Iterator[Memory]:
-    from affidavit.cli.vault import open_vault
-    from affidavit.recall import Memory
-
-    vault = open_vault()
-    try:
-        yield Memory(vault)
-    finally:
-        vault.close()
+from affidavit.cli.params import MANY, PATH, json_option
 
 
 def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
@@ -61,16 +37,68 @@ def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
     stdout.print(table)
 
 
-def store_memory(vault: Vault, fields: dict[str, Any], *, as_json: bool) -> None:
-    """The body of ``affidavit store``: validate, embed, decide, seal; then close the vault.
+@click.command("store")
+@click.argument("text", help="The memory: one claim.")
+@click.option("--source", required=True, help="Where it came from ('from chat', a file).")
+@click.option("--namespace", default="default", help="The namespace to store in.")
+@click.option("--tag", **MANY, help="A tag; repeat for several.")
+@click.option("--discovered", help="Learned on (YYYY-MM-DD).")
+@click.option("--expires", help="Last day it holds: a date, or 14d / 2w / 3m / 1y.")
+@click.option("--importance", type=float, help="0-1 (default 0.5).")
+@click.option("--kind", default="fact", help="fact (accumulates) or opinion (replaces).")
+@click.option(
+    "--supersedes", **MANY, help="The id this replaces (repeat); it stays readable by id."
+)
+@click.option(
+    "--keep-both", is_flag=True, help="Store an opinion beside the similar ones it conflicts with."
+)
+@click.option("--quarantined", is_flag=True, help="Warn on every recall of it.")
+@click.option("--thread", help="Only for a turn of a recorded conversation: its name.")
+@click.option("--turn", type=int, help="The turn's position in its thread.")
+@click.option("--reply-to", help="The id of the memory this turn answers (needs --thread).")
+@json_option
+def store(
+    text: str,
+    source: str,
+    namespace: str,
+    tag: tuple[str, ...],
+    discovered: str | None,
+    expires: str | None,
+    importance: float | None,
+    kind: str,
+    supersedes: tuple[str, ...],
+    keep_both: bool,
+    quarantined: bool,
+    thread: str | None,
+    turn: int | None,
+    reply_to: str | None,
+    as_json: bool,
+) -> None:
+    """Store a memory (embedded for semantic recall); prints its id.
 
-    Prints the stored record (``--json``: the record plus ``status`` and ``superseded``), or
-    its id. A similar live opinion stores nothing: its records are shown and the command
-    fails with a ConflictError that says how to resend.
+    A similar live opinion stores nothing: the command shows it and fails, and says how to
+    replace it (--supersedes ID) or keep both (--keep-both). With --json: the stored record
+    with its status and what it superseded.
     """
     from affidavit.core.errors import ConflictError
     from affidavit.recall import Memory
 
+    fields = {
+        "text": text,
+        "source": source,
+        "namespace": namespace,
+        "tags": list(tag),
+        "discovered": discovered,
+        "expires": expires,
+        "importance": importance,
+        "kind": kind,
+        "supersedes": [] if keep_both else (list(supersedes) or None),
+        "quarantined": quarantined,
+        "thread": thread,
+        "turn": turn,
+        "reply_to": reply_to,
+    }
+    vault = open_vault()
     try:
         result = Memory(vault).store(**fields)
         record = vault.get(result["id"]).as_dict() if result["id"] else {}
@@ -94,26 +122,38 @@ def store_memory(vault: Vault, fields: dict[str, Any], *, as_json: bool) -> None
         warn(f"{result['status']}: an equivalent memory was already stored under this id")
 
 
+@click.command("search")
+@click.argument("query", help="The question, in your own words.")
+@click.option("--namespace", **MANY, help="Only these namespaces.")
+@click.option("--tag", **MANY, help="Only memories with one of these tags.")
+@click.option("--kind", help="Only facts or only opinions.")
+@click.option("--since", help="Saved on or after (YYYY-MM-DD).")
+@click.option("--until", help="Saved on or before (YYYY-MM-DD).")
+@click.option("--discovered-since", help="Learned on or after (YYYY-MM-DD).")
+@click.option("--discovered-until", help="Learned on or before (YYYY-MM-DD).")
+@click.option("--top-k", type=int, help="Exactly this many (default: every hit that holds up).")
+@json_option
 def search(
-    query: str = typer.Argument(..., help="The question, in your own words."),
-    namespace: list[str] = typer.Option([], "--namespace", help="Only these namespaces."),  # noqa: B008
-    tag: list[str] = typer.Option([], "--tag", help="Only memories with one of these tags."),  # noqa: B008
-    kind: str | None = typer.Option(None, "--kind", help="Only facts or only opinions."),
-    since: str | None = typer.Option(None, "--since", help="Saved on or after (YYYY-MM-DD)."),
-    until: str | None = typer.Option(None, "--until", help="Saved on or before (YYYY-MM-DD)."),
-    discovered_since: str | None = typer.Option(None, "--discovered-since"),
-    discovered_until: str | None = typer.Option(None, "--discovered-until"),
-    top_k: int | None = typer.Option(
-        None, "--top-k", help="Exactly this many (default: every hit that holds up)."
-    ),
-    as_json: bool = JSON_OPT,
+    query: str,
+    namespace: tuple[str, ...],
+    tag: tuple[str, ...],
+    kind: str | None,
+    since: str | None,
+    until: str | None,
+    discovered_since: str | None,
+    discovered_until: str | None,
+    top_k: int | None,
+    as_json: bool,
 ) -> None:
-    """Hybrid search: what matches in meaning or in words; nothing if nothing does."""
-    with _memory() as m:
+    """Find what matches the question in meaning or in words.
+
+    Hybrid search: nothing comes back if nothing holds up.
+    """
+    with open_memory() as m:
         result = m.search(
             query,
-            namespaces=namespace or None,
-            tags=tag or None,
+            namespaces=list(namespace) or None,
+            tags=list(tag) or None,
             kind=kind,
             saved_since=since,
             saved_until=until,
@@ -134,13 +174,13 @@ def search(
     _memories_table(result["results"], scored=True)
 
 
-def recent(
-    limit: int = typer.Option(10, "--limit", help="How many."),
-    namespace: str | None = typer.Option(None, "--namespace", help="Only this namespace."),
-    as_json: bool = JSON_OPT,
-) -> None:
+@click.command("recent")
+@click.option("--limit", type=int, default=10, help="How many.")
+@click.option("--namespace", help="Only this namespace.")
+@json_option
+def recent(limit: int, namespace: str | None, as_json: bool) -> None:
     """The newest memories, newest first."""
-    with _memory() as m:
+    with open_memory() as m:
         rows = m.recent(limit, namespace)
     if as_json:
         from affidavit.recall import memory_json
@@ -152,18 +192,30 @@ def recent(
         stdout.print("no memories yet", markup=False)
 
 
+@click.command("link")
+@click.argument("subject", help="Who or what (e.g. alice).")
+@click.argument("predicate", help="The relation (e.g. owns).")
+@click.argument("obj", metavar="OBJECT", help="To whom or what (e.g. repo-x).")
+@click.option("--src", help="The memory id this edge came from.")
+@click.option("--valid-from", help="YYYY-MM-DD")
+@click.option("--valid-to", help="YYYY-MM-DD (inclusive)")
+@click.option("--namespace", default="default", help="The namespace to store in.")
+@json_option
 def link(
-    subject: str = typer.Argument(..., help="Who or what (e.g. alice)."),
-    predicate: str = typer.Argument(..., help="The relation (e.g. owns)."),
-    obj: str = typer.Argument(..., metavar="OBJECT", help="To whom or what (e.g. repo-x)."),
-    src: str | None = typer.Option(None, "--src", help="The memory id this edge came from."),
-    valid_from: str | None = typer.Option(None, "--valid-from", help="YYYY-MM-DD"),
-    valid_to: str | None = typer.Option(None, "--valid-to", help="YYYY-MM-DD (inclusive)"),
-    namespace: str = typer.Option("default", "--namespace"),
-    as_json: bool = JSON_OPT,
+    subject: str,
+    predicate: str,
+    obj: str,
+    src: str | None,
+    valid_from: str | None,
+    valid_to: str | None,
+    namespace: str,
+    as_json: bool,
 ) -> None:
-    """Record subject -predicate-> object (the same edge twice keeps one)."""
-    with _memory() as m:
+    """Record a relation: SUBJECT -PREDICATE-> OBJECT.
+
+    The same edge twice keeps one.
+    """
+    with open_memory() as m:
         edge = m.link(
             subject,
             predicate,
@@ -179,20 +231,29 @@ def link(
         stdout.print(edge["id"], markup=False)
 
 
+@click.command("relations")
+@click.option("--entity", help="As subject or object.")
+@click.option("--subject", help="As subject.")
+@click.option("--predicate", help="This relation.")
+@click.option("--object", "obj", help="As object.")
+@click.option("--as-of", help="Valid on this date.")
+@click.option("--namespace", help="Only this namespace.")
+@click.option("--limit", type=int, default=50, help="How many.")
+@json_option
 def relations(
-    entity: str | None = typer.Option(None, "--entity", help="As subject or object."),
-    subject: str | None = typer.Option(None, "--subject"),
-    predicate: str | None = typer.Option(None, "--predicate"),
-    obj: str | None = typer.Option(None, "--object"),
-    as_of: str | None = typer.Option(None, "--as-of", help="Valid on this date."),
-    namespace: str | None = typer.Option(None, "--namespace"),
-    limit: int = typer.Option(50, "--limit"),
-    as_json: bool = JSON_OPT,
+    entity: str | None,
+    subject: str | None,
+    predicate: str | None,
+    obj: str | None,
+    as_of: str | None,
+    namespace: str | None,
+    limit: int,
+    as_json: bool,
 ) -> None:
     """Query the relation graph (case-insensitive), newest first."""
     from rich.table import Table
 
-    with _memory() as m:
+    with open_memory() as m:
         result = m.relations(
             entity=entity,
             subject=subject,
@@ -220,11 +281,12 @@ def relations(
         stdout.print(f"showing {limit} of {result['total']}; raise --limit", markup=False)
 
 
-def unlink(
-    edge_id: str = typer.Argument(..., help="The relation id."), as_json: bool = JSON_OPT
-) -> None:
+@click.command("unlink")
+@click.argument("edge_id", metavar="ID", help="The relation id.")
+@json_option
+def unlink(edge_id: str, as_json: bool) -> None:
     """Delete one relation."""
-    with _memory() as m:
+    with open_memory() as m:
         result = m.unlink(edge_id)
     if as_json:
         print_json(result)
@@ -232,9 +294,14 @@ def unlink(
         stdout.print(f"unlinked {edge_id}", markup=False)
 
 
-def expire(as_json: bool = JSON_OPT) -> None:
-    """Forget every memory whose expiry day has passed (this also runs after each write)."""
-    with _memory() as m:
+@click.command("expire")
+@json_option
+def expire(as_json: bool) -> None:
+    """Forget every memory whose expiry day has passed.
+
+    This also runs after each write.
+    """
+    with open_memory() as m:
         result = m.expire()
     if as_json:
         print_json(result)
@@ -243,23 +310,27 @@ def expire(as_json: bool = JSON_OPT) -> None:
         stdout.print(f"expired {n} memor{'y' if n == 1 else 'ies'}", markup=False)
 
 
-@bench_app.command("retrieval")
+@click.command("retrieval")
+@click.option("--corpus", type=PATH, required=True, help="The memories, one JSON row a line.")
+@click.option("--queries", type=PATH, required=True, help="The questions, one JSON row a line.")
+@click.option("--k", type=int, multiple=True, default=(5, 10), help="Cut-offs; repeat for several.")
+@click.option("--score-category", **MANY, help="Overall = only these categories (default: all).")
+@click.option("--json", "json_out", type=PATH, help="Write the report here.")
 def bench_retrieval(
-    corpus: Path = typer.Option(  # noqa: B008
-        ..., "--corpus", help="JSONL: collection, id, text, date?, group?"
-    ),
-    queries: Path = typer.Option(  # noqa: B008
-        ..., "--queries", help="JSONL: collection, id, text, relevant, category?"
-    ),
-    k: list[int] = typer.Option([5, 10], "--k", help="Cut-offs; repeat for several."),  # noqa: B008
-    score_category: list[str] = typer.Option(  # noqa: B008
-        [], "--score-category", help="Overall = only these categories (default: all)."
-    ),
-    json_out: Path | None = typer.Option(  # noqa: B008
-        None, "--json", help="Write the report here."
-    ),
+    corpus: Path,
+    queries: Path,
+    k: tuple[int, ...],
+    score_category: tuple[str, ...],
+    json_out: Path | None,
 ) -> None:
-    """Recall vs BM25 on your own corpus: fresh vault per collection, same run, same rows."""
+    """Recall vs BM25 on your own corpus.
+
+    A fresh vault per collection; both rankers in the same run, on the same rows.
+
+    \b
+    corpus rows:  collection, id, text; optional: date, group, thread, turn, reply_to
+    query rows:   collection, id, text, relevant (ids); optional: category
+    """
     import json
 
     from rich.console import Console
@@ -271,22 +342,12 @@ def bench_retrieval(
     asks = bench.read_jsonl(queries, "query", bench.QUERY_FIELDS)
     with bench.progress_bars(Console(stderr=True)) as progress:
         report = bench.run(
-            rows, asks, ks=k, scored_categories=score_category or None, progress=progress
+            rows,
+            asks,
+            ks=list(k),
+            scored_categories=list(score_category) or None,
+            progress=progress,
         )
     Console(width=max(stdout.width, 140)).print(bench.table(report))
     if json_out is not None:
         write_atomic(json_out, (json.dumps(bench.public(report), indent=2) + "\n").encode())
-
-
-def register(app: typer.Typer) -> None:
-    """Add the recall commands and the bench group to the root app."""
-    for function, name in (
-        (search, "search"),
-        (recent, "recent"),
-        (link, "link"),
-        (relations, "relations"),
-        (unlink, "unlink"),
-        (expire, "expire"),
-    ):
-        app.command(name)(function)
-    app.add_typer(bench_app)

@@ -1,5 +1,5 @@
-"""The memory vault's commands: init, unlock, lock, passwd, 2fa, store, get, forget, export,
-import, status, verify.
+"""The memory vault's commands: init, unlock, lock, passwd, 2fa, get, forget, export, import,
+status, verify (``affidavit memory ...``).
 
 Command bodies import the vault lazily so ``affidavit --help`` stays fast. Data goes to stdout
 (``--json`` on every command that returns data), messages to stderr. Secrets are read by
@@ -15,39 +15,21 @@ import secrets
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
 from affidavit.cli import passphrase
+from affidavit.cli.opening import open_vault
 from affidavit.cli.output import print_json, shown, stderr, stdout, warn
+from affidavit.cli.params import PATH, json_option
 from affidavit.core.errors import InputError, LockedError, UsageError
 
 if TYPE_CHECKING:
-    from affidavit.vault import NewItem, Vault
+    from affidavit.vault import NewItem
 
-JSON_OPT = typer.Option(False, "--json", help="Print the result as JSON.")
 PROGRESS_FROM = 2000
 KEYFILE_BYTES = 64
-
-twofa_app = typer.Typer(
-    name="2fa",
-    help="Require a keyfile as well as the passphrase (both feed Argon2id), or stop requiring it.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-
-
-def open_vault(*, keyfile: Path | None = None) -> Vault:
-    """Open the selected vault; on a terminal, a locked vault asks for its passphrase."""
-    from affidavit.vault import Vault
-
-    try:
-        return Vault.open(keyfile=keyfile)
-    except LockedError:
-        if not passphrase.may_prompt():
-            raise
-        return Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
 
 
 def _vault_dir() -> Path:
@@ -68,17 +50,18 @@ def _ensure_keyfile(path: Path) -> bool:
     return True
 
 
-def init(
-    keyfile: Annotated[
-        Path | None,
-        typer.Option(
-            "--keyfile",
-            help="Also require this keyfile (created with 64 random bytes if it does not exist).",
-        ),
-    ] = None,
-    as_json: bool = JSON_OPT,
-) -> None:
-    """Create a new encrypted vault (asks twice for a passphrase, or reads AFFIDAVIT_PASSPHRASE)."""
+@click.command("init")
+@click.option(
+    "--keyfile",
+    type=PATH,
+    help="Also require this keyfile (created with 64 random bytes if it does not exist).",
+)
+@json_option
+def init(keyfile: Path | None, as_json: bool) -> None:
+    """Create a new encrypted vault.
+
+    Asks twice for a passphrase on a terminal, or reads AFFIDAVIT_PASSPHRASE.
+    """
     from affidavit.vault import Vault, refuse_existing
 
     directory = _vault_dir()
@@ -105,32 +88,34 @@ def init(
     stderr.print("next: `affidavit unlock` to keep it open for your agents", markup=False)
 
 
+@click.command("unlock")
+@click.option(
+    "--once",
+    is_flag=True,
+    help="For one command only: the next command that needs the key takes the session "
+    "and keeps it until it exits (`status` only looks); every other process finds the "
+    "vault locked.",
+)
+@click.option("--keyfile", type=PATH, help="The keyfile of a 2FA vault.")
+@click.option(
+    "--auto-lock",
+    type=click.IntRange(min=0),
+    help="Lock after this many idle minutes (0 = never); saved in the vault's settings.",
+)
+@click.option(
+    "--store",
+    default="runtime",
+    help="Where the session secret lives: runtime (RAM-backed storage of this user, the "
+    "default) or keyring (the OS keyring; needs affidavit[keyring]).",
+)
+@json_option
 def unlock(
-    once: bool = typer.Option(
-        False,
-        "--once",
-        help="For one command only: the next command that needs the key takes the session "
-        "and keeps it until it exits (`status` only looks); every other process finds the "
-        "vault locked.",
-    ),
-    keyfile: Annotated[
-        Path | None, typer.Option("--keyfile", help="The keyfile of a 2FA vault.")
-    ] = None,
-    auto_lock: int | None = typer.Option(
-        None,
-        "--auto-lock",
-        min=0,
-        help="Lock after this many idle minutes (0 = never); saved in the vault's settings.",
-    ),
-    store: str = typer.Option(
-        "runtime",
-        "--store",
-        help="Where the session secret lives: runtime (RAM-backed storage of this user, the "
-        "default) or keyring (the OS keyring; needs affidavit[keyring]).",
-    ),
-    as_json: bool = JSON_OPT,
+    once: bool, keyfile: Path | None, auto_lock: int | None, store: str, as_json: bool
 ) -> None:
-    """Unlock the vault for this user's processes until lock, reboot or the idle auto-lock."""
+    """Unlock the vault for this user's processes.
+
+    It stays unlocked until `lock`, a reboot or the idle auto-lock.
+    """
     from affidavit.recall import access as acl
     from affidavit.vault import AUTO_LOCK_SETTING, Vault, locked_status, session, unlock_gate
 
@@ -164,19 +149,19 @@ def unlock(
     stdout.print(f"unlocked {path} {until}{extra}{where}", markup=False)
 
 
-def lock(
-    sign: bool = typer.Option(
-        False, "--sign", help="First write an Ed25519-signed manifest of the vault."
-    ),
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="Where to write the manifest (default: manifest.json in the vault)."
-        ),
-    ] = None,
-    as_json: bool = JSON_OPT,
-) -> None:
-    """Lock the vault for every process of this user (and optionally sign a manifest)."""
+@click.command("lock")
+@click.option("--sign", is_flag=True, help="First write an Ed25519-signed manifest of the vault.")
+@click.option(
+    "--out",
+    type=PATH,
+    help="Where to write the manifest (default: manifest.json in the vault).",
+)
+@json_option
+def lock(sign: bool, out: Path | None, as_json: bool) -> None:
+    """Lock the vault for every process of this user.
+
+    With --sign, first write a signed manifest of the vault (check it with `verify`).
+    """
     from affidavit.vault import fold_wal, locked_status, manifest, session
 
     directory = _vault_dir()
@@ -207,8 +192,13 @@ def lock(
     )
 
 
+@click.command("passwd")
 def passwd() -> None:
-    """Change the passphrase: re-wraps the key slots, re-encrypts nothing."""
+    """Change the passphrase.
+
+    Re-wraps the key slots and re-encrypts nothing. Reads AFFIDAVIT_PASSPHRASE and
+    AFFIDAVIT_NEW_PASSPHRASE when not at a terminal.
+    """
     from affidavit.vault import Vault
 
     vault = Vault.open(passphrase=passphrase.current("Current passphrase: "))
@@ -222,16 +212,14 @@ def passwd() -> None:
     )
 
 
-@twofa_app.command("enable")
-def twofa_enable(
-    keyfile: Annotated[
-        Path,
-        typer.Option(
-            "--keyfile", help="The keyfile to require (created with 64 random bytes if missing)."
-        ),
-    ],
-) -> None:
-    """Require KEYFILE as well as the passphrase from now on."""
+@click.command("enable")
+@click.option("--keyfile", type=PATH, required=True, help="The keyfile (made if missing).")
+def twofa_enable(keyfile: Path) -> None:
+    """Require KEYFILE as well as the passphrase from now on.
+
+    A missing KEYFILE is created with 64 random bytes (0600): keep a copy, it cannot be
+    recovered.
+    """
     from affidavit.crypto.keyslots import PASSPHRASE_KEYFILE
     from affidavit.vault import Vault
 
@@ -248,11 +236,13 @@ def twofa_enable(
     stdout.print(f"two-factor on: the vault {made} keyfile {keyfile}; keep a copy", markup=False)
 
 
-@twofa_app.command("disable")
-def twofa_disable(
-    keyfile: Annotated[Path, typer.Option("--keyfile", help="The keyfile the vault requires now.")],
-) -> None:
-    """Stop requiring the keyfile (the passphrase alone opens the vault again)."""
+@click.command("disable")
+@click.option("--keyfile", type=PATH, required=True, help="The keyfile the vault requires now.")
+def twofa_disable(keyfile: Path) -> None:
+    """Stop requiring the keyfile.
+
+    From then on the passphrase alone opens the vault again.
+    """
     from affidavit.vault import Vault
 
     secret = passphrase.current()
@@ -266,57 +256,10 @@ def twofa_disable(
     stdout.print("two-factor off: the passphrase alone opens the vault", markup=False)
 
 
-def store(
-    text: str = typer.Argument(..., help="The memory: one claim."),
-    source: str = typer.Option(..., "--source", help="Where it came from ('from chat', a file)."),
-    namespace: str = typer.Option("default", "--namespace", help="The namespace to store in."),
-    tag: list[str] = typer.Option([], "--tag", help="A tag; repeat for several."),  # noqa: B008
-    discovered: str | None = typer.Option(None, "--discovered", help="Learned on (YYYY-MM-DD)."),
-    expires: str | None = typer.Option(
-        None, "--expires", help="Last day it holds: a date, or 14d / 2w / 3m / 1y."
-    ),
-    importance: float | None = typer.Option(None, "--importance", help="0-1 (default 0.5)."),
-    kind: str = typer.Option("fact", "--kind", help="fact (accumulates) or opinion (replaces)."),
-    supersedes: list[str] = typer.Option(  # noqa: B008
-        [], "--supersedes", help="The id this replaces (repeat); it stays readable by id."
-    ),
-    keep_both: bool = typer.Option(
-        False, "--keep-both", help="Store an opinion beside the similar ones it conflicts with."
-    ),
-    quarantined: bool = typer.Option(False, "--quarantined", help="Warn on every recall of it."),
-    thread: str | None = typer.Option(
-        None, "--thread", help="Only for a turn of a recorded conversation: its name."
-    ),
-    turn: int | None = typer.Option(None, "--turn", help="The turn's position in its thread."),
-    reply_to: str | None = typer.Option(
-        None, "--reply-to", help="The id of the memory this turn answers (needs --thread)."
-    ),
-    as_json: bool = JSON_OPT,
-) -> None:
-    """Store a memory (embedded for semantic recall); prints its id."""
-    from affidavit.cli.recall import store_memory
-
-    fields = {
-        "text": text,
-        "source": source,
-        "namespace": namespace,
-        "tags": tag,
-        "discovered": discovered,
-        "expires": expires,
-        "importance": importance,
-        "kind": kind,
-        "supersedes": [] if keep_both else (supersedes or None),
-        "quarantined": quarantined,
-        "thread": thread,
-        "turn": turn,
-        "reply_to": reply_to,
-    }
-    store_memory(open_vault(), fields, as_json=as_json)
-
-
-def get(
-    item_id: str = typer.Argument(..., help="The record id."), as_json: bool = JSON_OPT
-) -> None:
+@click.command("get")
+@click.argument("item_id", metavar="ID", help="The record id.")
+@json_option
+def get(item_id: str, as_json: bool) -> None:
     """Show one record."""
     from affidavit.recall import access
 
@@ -343,13 +286,15 @@ def get(
         stdout.print(shown(f"  {key}: {joined}"))
 
 
-def forget(
-    item_id: str = typer.Argument(..., help="The record id."),
-    shred: bool = typer.Option(
-        False, "--shred", help="Destroy its key and ciphertext too: unrecoverable from the vault."
-    ),
-    as_json: bool = JSON_OPT,
-) -> None:
+@click.command("forget")
+@click.argument("item_id", metavar="ID", help="The record id.")
+@click.option(
+    "--shred",
+    is_flag=True,
+    help="Destroy its key and ciphertext too: unrecoverable from the vault.",
+)
+@json_option
+def forget(item_id: str, shred: bool, as_json: bool) -> None:
     """Forget a record (with --shred, crypto-shred it)."""
     from affidavit.recall import Memory
 
@@ -364,11 +309,11 @@ def forget(
         stdout.print(f"{'shredded' if shred else 'forgot'} {item_id}", markup=False)
 
 
-def export(
-    plaintext: bool = typer.Option(
-        False, "--plaintext", help="Required: confirms you want the memories unencrypted."
-    ),
-) -> None:
+@click.command("export")
+@click.option(
+    "--plaintext", is_flag=True, help="Required: confirms you want the memories unencrypted."
+)
+def export(plaintext: bool) -> None:
     """Write every live record to stdout as JSON lines, in plaintext."""
     if not plaintext:
         raise UsageError(
@@ -442,12 +387,10 @@ def _read_import(source: str) -> list[NewItem]:
     return items
 
 
-def import_(
-    source: str = typer.Argument(
-        ..., metavar="FILE", help="An export file (JSONL), or - for stdin."
-    ),
-    as_json: bool = JSON_OPT,
-) -> None:
+@click.command("import")
+@click.argument("source", metavar="FILE", help="An export file (JSONL), or - for stdin.")
+@json_option
+def import_(source: str, as_json: bool) -> None:
     """Import an export: all or nothing, idempotent by id."""
     from affidavit.recall import embed_missing
 
@@ -473,8 +416,13 @@ def import_(
     )
 
 
-def status(as_json: bool = JSON_OPT) -> None:
-    """Lock state, records per namespace, size on disk, audit head, format version."""
+@click.command("status")
+@json_option
+def status(as_json: bool) -> None:
+    """Lock state, records, size, audit head and recall mode.
+
+    Records per namespace and the audit head show only while the vault is unlocked.
+    """
     from affidavit.recall import availability
     from affidavit.vault import Vault, locked_status
 
@@ -535,21 +483,14 @@ def _state_line(info: dict[str, Any]) -> str:
     return once if info["once"] else f"unlocked until lock or reboot{where}"
 
 
-def verify(
-    manifest_path: Annotated[
-        Path, typer.Argument(metavar="MANIFEST", help="A file `lock --sign` wrote.")
-    ],
-    vault: Annotated[
-        Path | None,
-        typer.Option(
-            "--vault", help="Also check that this vault directory's file is the signed one."
-        ),
-    ] = None,
-    key: str | None = typer.Option(
-        None, "--key", help="Require this signer fingerprint (SHA256:...)."
-    ),
-    as_json: bool = JSON_OPT,
-) -> None:
+@click.command("verify")
+@click.argument("manifest_path", metavar="MANIFEST", type=PATH, help="A file `lock --sign` wrote.")
+@click.option(
+    "--vault", type=PATH, help="Also check that this vault directory's file is the signed one."
+)
+@click.option("--key", help="Require this signer fingerprint (SHA256:...).")
+@json_option
+def verify(manifest_path: Path, vault: Path | None, key: str | None, as_json: bool) -> None:
     """Check a signed vault manifest; needs no passphrase."""
     from affidavit.vault import manifest
 
@@ -569,22 +510,3 @@ def verify(
     )
     if report["vault_file"]:
         stdout.print(f"  vault file matches: {report['vault_file']}", markup=False)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the vault commands to the root app."""
-    for function, name in (
-        (init, "init"),
-        (unlock, "unlock"),
-        (lock, "lock"),
-        (passwd, "passwd"),
-        (store, "store"),
-        (get, "get"),
-        (forget, "forget"),
-        (export, "export"),
-        (import_, "import"),
-        (status, "status"),
-        (verify, "verify"),
-    ):
-        app.command(name)(function)
-    app.add_typer(twofa_app)

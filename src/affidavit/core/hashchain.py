@@ -20,10 +20,15 @@ GENESIS = "0" * 64
 
 def link_hash(prev: str, body: Mapping[str, Any]) -> str:
     """The hash of a link whose predecessor hashed to ``prev``."""
+    return link_hash_encoded(prev, canonical_json(dict(body)))
+
+
+def link_hash_encoded(prev: str, encoded_body: bytes) -> str:
+    """:func:`link_hash` for a body already in canonical JSON (a writer encodes it once)."""
     h = hashlib.sha256()
     h.update(prev.encode("ascii"))
     h.update(b"\n")
-    h.update(canonical_json(dict(body)))
+    h.update(encoded_body)
     return h.hexdigest()
 
 
@@ -35,13 +40,23 @@ class ChainBreak:
     reason: str
 
 
+def link_problem(
+    expected_prev: str, prev: str, stored_hash: str, body: Mapping[str, Any]
+) -> str | None:
+    """Why one link does not verify after a link that hashed to ``expected_prev``, or None."""
+    if prev != expected_prev:
+        return "does not point at the previous entry"
+    if link_hash(prev, body) != stored_hash:
+        return "content does not match its hash"
+    return None
+
+
 def first_break(links: Iterable[tuple[str, str, Mapping[str, Any]]]) -> ChainBreak | None:
     """Walk ``(prev, hash, body)`` triples in order; return the first broken link, if any."""
     expected_prev = GENESIS
     for index, (prev, stored_hash, body) in enumerate(links):
-        if prev != expected_prev:
-            return ChainBreak(index, "does not point at the previous entry")
-        if link_hash(prev, body) != stored_hash:
-            return ChainBreak(index, "content does not match its hash")
+        problem = link_problem(expected_prev, prev, stored_hash, body)
+        if problem is not None:
+            return ChainBreak(index, problem)
         expected_prev = stored_hash
     return None

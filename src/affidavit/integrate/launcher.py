@@ -35,6 +35,6 @@ def affidavit_subcommand(command: str, args: list[str]) -> list[str] | None:
         rest = list(args[2:])
     else:
         return None
-    while rest[:1] == ["--assert-offline"]:
+    while rest[:1] and rest[0].startswith("-"):  # the root's flags (none takes a value)
         rest = rest[1:]
     return rest

@@ -121,7 +121,7 @@ def decide(client: Client, server: str, entry: dict[str, Any]) -> Decision:
     if sub is not None:
         if sub[:1] == ["proxy"]:
             return Decision(server, "already", "already behind affidavit proxy")
-        if sub[:1] == ["serve"] or sub[:2] == ["pack", "serve"]:
+        if sub[:1] == ["serve"] or sub[:2] in (["memory", "serve"], ["pack", "serve"]):
             return Decision(server, "skip", "affidavit's own server (its answers need no proxy)")
     program, prefix = affidavit_command()
     new = _with_launch(client, entry, program, [*prefix, *proxy_args(command, args)])

@@ -11,6 +11,11 @@ verifying needs)::
         report and the snapshot that later calls compare with the folder
     build_pack(messages_path, records_path, out, title, description=None) -> BuiltPack
         every quote proven verbatim in its message
+    check_request(out, title); build_pack_from(sources, records_label, records_raw, out,
+        title, description=None) -> BuiltPack; read_input(path); parse_records(label, raw,
+        messages)   the same build from messages already read (a chat export, an upload)
+    Sources, read_sources(path), sources_from_jsonl(label, raw), sources_from_export(export)
+        the messages a pack's records cite (``messages.jsonl`` or a ChatGPT/Claude export)
     sign_pack(pack, key, expires, out, *, sequence=None, now=None) -> SignResult
         SSHSIG over SHA256SUMS, PACK.json written
     parse_expires(text, now) -> datetime              PACK.json expiry: a date or Nd
@@ -19,7 +24,9 @@ verifying needs)::
     TrustOptions, parse_trust_args(args), take_flag / flag_value(args, i, name),
     parse_bool(name, value), absolute_path(name, value)
         the trust flags (and the flag reading) every pack command shares
+    refusal_dict(pack_dir, refusal)    what ``pack verify --json`` prints for a refused pack
     PackFormatError, PackRefused, PackTrustRefused    the plane's errors
+    CHECKS        the verification checks' names, in the order they run
     format        the bytes on disk: file names, limits, manifests, UTC keys (docs/FORMAT.md)
 """
 
@@ -29,10 +36,23 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.packs import format
-    from affidavit.packs.build import build_pack
-    from affidavit.packs.errors import PackFormatError, PackRefused, PackTrustRefused
+    from affidavit.packs.build import (
+        BuiltPack,
+        build_pack,
+        build_pack_from,
+        check_request,
+        parse_records,
+        read_input,
+    )
+    from affidavit.packs.errors import CHECKS, PackFormatError, PackRefused, PackTrustRefused
     from affidavit.packs.search import MAX_QUERY_CHARS, Filters, PackIndex
-    from affidavit.packs.sign import parse_expires, sign_pack
+    from affidavit.packs.sign import SignResult, parse_expires, sign_pack
+    from affidavit.packs.sources import (
+        Sources,
+        read_sources,
+        sources_from_export,
+        sources_from_jsonl,
+    )
     from affidavit.packs.trust import (
         TrustOptions,
         absolute_path,
@@ -41,25 +61,37 @@ if TYPE_CHECKING:
         parse_trust_args,
         take_flag,
     )
-    from affidavit.packs.verify import VerifiedPack, verify_pack
+    from affidavit.packs.verify import VerifiedPack, refusal_dict, verify_pack
 
 __all__ = [
+    "CHECKS",
     "MAX_QUERY_CHARS",
+    "BuiltPack",
     "Filters",
     "PackFormatError",
     "PackIndex",
     "PackRefused",
     "PackTrustRefused",
+    "SignResult",
+    "Sources",
     "TrustOptions",
     "VerifiedPack",
     "absolute_path",
     "build_pack",
+    "build_pack_from",
+    "check_request",
     "flag_value",
     "format",
     "parse_bool",
     "parse_expires",
+    "parse_records",
     "parse_trust_args",
+    "read_input",
+    "read_sources",
+    "refusal_dict",
     "sign_pack",
+    "sources_from_export",
+    "sources_from_jsonl",
     "take_flag",
     "verify_pack",
 ]

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from affidavit.core.atomic import fsync_dir
 from affidavit.core.errors import (
@@ -32,6 +32,9 @@ from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackFormatError
 from affidavit.packs.render import render_memory, render_readme
 from affidavit.packs.verify import verify_pack
+
+if TYPE_CHECKING:
+    from affidavit.packs.sources import Sources
 
 MESSAGE_FIELDS = ("id", "date", "speaker", "text")
 RECORD_FIELDS = ("record_id", "role", "topic", "category", "quotes", "statement", "speaker")
@@ -336,15 +339,42 @@ def build_pack(
     description: str | None = None,
 ) -> BuiltPack:
     """Build and verify a pack at ``out`` (which must not exist); on any error write nothing."""
-    out = Path(out).absolute()
+    from affidavit.packs.sources import read_sources
+
+    out = check_request(out, title)
+    return build_pack_from(
+        read_sources(messages_path),
+        records_path.name,
+        read_input(records_path),
+        out,
+        title,
+        description,
+    )
+
+
+def check_request(out: Path, title: str) -> Path:
+    """The absolute target, once the title and the target are known to be usable."""
     if not title.strip() or "\n" in title:
         raise UsageError("--title must be one non-empty line", "give the pack a short title")
+    out = Path(out).absolute()
     _check_target(out)
-    messages_raw, records_raw = read_input(messages_path), read_input(records_path)
-    messages = parse_messages(messages_path.name, messages_raw)
-    records = parse_records(records_path.name, records_raw, messages)
+    return out
+
+
+def build_pack_from(
+    sources: Sources,
+    records_label: str,
+    records_raw: bytes,
+    out: Path,
+    title: str,
+    description: str | None = None,
+) -> BuiltPack:
+    """Build and verify a pack at ``out`` from source messages already read and the records
+    input's bytes (the console and ``--from-chatgpt`` come here); on any error write nothing."""
+    out = check_request(out, title)
+    records = parse_records(records_label, records_raw, sources.messages)
     inputs = {
-        "messages": hashlib.sha256(messages_raw).hexdigest(),
+        "messages": hashlib.sha256(sources.raw).hexdigest(),
         "records": hashlib.sha256(records_raw).hexdigest(),
     }
     files = pack_files(records, title, description, inputs)

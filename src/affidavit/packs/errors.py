@@ -18,6 +18,16 @@ CHECK_SIGNATURE = "signature"
 CHECK_TRUST = "trust"
 CHECK_SEQUENCE = "sequence"
 CHECK_EXPIRY = "expiry"
+CHECKS = (
+    CHECK_FILES,
+    CHECK_CHECKSUMS,
+    CHECK_RECORDS,
+    CHECK_PACK_JSON,
+    CHECK_SIGNATURE,
+    CHECK_TRUST,
+    CHECK_SEQUENCE,
+    CHECK_EXPIRY,
+)
 
 
 class PackFormatError(InputError):

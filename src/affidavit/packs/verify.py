@@ -164,12 +164,21 @@ class VerifiedPack:
             "freshness": self.report.freshness(_now(now)),
         }
 
+    def as_dict(self) -> dict[str, Any]:
+        """What ``pack verify --json`` prints for a pack that passed: the report and warnings."""
+        return {**self.report.as_dict(), "warnings": list(self.warnings)}
+
     def recheck_expiry(self, now: datetime | None = None) -> None:
         """Under ``--strict``, refuse once the pack has expired (or is not yet valid)."""
         if self.trust.strict:
             refusal = _expiry_refusal(self.report.meta, _now(now))
             if refusal is not None:
                 raise refusal
+
+
+def refusal_dict(pack_dir: Path, refusal: PackRefused) -> dict[str, Any]:
+    """What ``pack verify --json`` prints for a refused pack: the failed check and why."""
+    return {"pack": str(pack_dir), "verified": False, "check": refusal.check, "error": str(refusal)}
 
 
 def _check_signature(contents: PackContents) -> tuple[str, str] | None:

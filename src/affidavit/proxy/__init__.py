@@ -20,6 +20,10 @@ relay or an HTTP client)::
     The audit log (hash-chained JSONL, nothing secret in it):
     AuditLog(path, session), AuditEntry (one entry, typed), default_log_path(),
     read_entries(path) -> [AuditEntry] (a broken chain is refused), verify_log(path) -> LogReport
+    LogFollower(path).poll() -> LogUpdate   the entries appended since the last poll (the
+        console's live feed), each link verified as it is read
+    backtest(entries, policy) -> Backtest   which recorded calls a new policy would decide
+        differently (``affidavit proxy replay`` and the console)
 """
 
 from typing import TYPE_CHECKING
@@ -30,13 +34,16 @@ if TYPE_CHECKING:
     from affidavit.proxy.audit import (
         AuditEntry,
         AuditLog,
+        LogFollower,
         LogReport,
+        LogUpdate,
         default_log_path,
         read_entries,
         verify_log,
     )
     from affidavit.proxy.backend_http import HttpBackend, validate_url
     from affidavit.proxy.backend_stdio import StdioBackend
+    from affidavit.proxy.backtest import Backtest, backtest
     from affidavit.proxy.intercept import ProxyInterceptor
     from affidavit.proxy.options import ProxyOptions
     from affidavit.proxy.otel import make_telemetry
@@ -52,13 +59,17 @@ __all__ = [
     "PINS_FILE",
     "AuditEntry",
     "AuditLog",
+    "Backtest",
     "HttpBackend",
+    "LogFollower",
     "LogReport",
+    "LogUpdate",
     "ProxyInterceptor",
     "ProxyOptions",
     "Relay",
     "StdioBackend",
     "Verifier",
+    "backtest",
     "default_log_path",
     "load_policy",
     "load_verifiers",

@@ -3,10 +3,15 @@
 Each line is canonical JSON ``{"body": {...}, "prev": ..., "hash": ...}`` linked with
 :func:`affidavit.core.hashchain.link_hash`. Several proxies (one per MCP server a client
 starts) may share one log, so an append takes an exclusive ``flock``, reads the last link and
-writes the new line with one ``write`` under ``O_APPEND``: the chain stays linear across
-processes. Arguments are stored redacted (:func:`redact`) so the log can back-test a new
-policy without holding secrets: the log is kept for good and served to the model as
-``affidavit://audit``, so nothing secret may enter it.
+writes the new lines with one ``write`` under ``O_APPEND``: the chain stays linear across
+processes. A writer remembers where its own last append ended and which hash it wrote there;
+when the file (same inode) still ends there, nobody appended since, and the tail need not be
+read again. A proxy hands its entries to an :class:`AuditWriter` thread, so no reply waits
+for the disk and a burst of calls takes the lock once.
+
+Arguments are stored redacted (:func:`redact`) so the log can back-test a new policy without
+holding secrets: the log is kept for good and served to the model as ``affidavit://audit``,
+so nothing secret may enter it.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import contextlib
 import fcntl
 import json
 import os
+import queue
 import re
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
@@ -25,7 +32,13 @@ from typing import Any, Literal, TypedDict, cast
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir
 from affidavit.core.canonical import canonical_json, digest_json, sha256_hex
 from affidavit.core.errors import IntegrityError
-from affidavit.core.hashchain import GENESIS, ChainBreak, first_break, link_hash
+from affidavit.core.hashchain import (
+    GENESIS,
+    ChainBreak,
+    first_break,
+    link_hash_encoded,
+    link_problem,
+)
 from affidavit.core.paths import affidavit_home
 
 AUDIT_RESOURCE_URI = "affidavit://audit"
@@ -71,12 +84,17 @@ _TRIGGERS = (
     *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "sk-", "sk_", "xox", "akia"),
     *("aiza", "glpat", "npm_", "eyj"),
 )
+_TRIGGER = re.compile("|".join(map(re.escape, _TRIGGERS)))
 CONTENT_KEYS = frozenset(
     {"content", "contents", "text", "body", "data", "blob", "file_text", "patch", "diff"}
     | {"oldText", "newText", "old_str", "new_str", "old_string", "new_string"}
 )
 """Arguments that carry a file's or a message's body: stored as a digest, never as text."""
 _MAX_STRING = 256
+_SCALARS = (bool, int, float)
+BATCH_WINDOW = 0.002
+"""Seconds the audit thread lets entries gather after the first wakes it: a burst of calls
+costs one wake-up, one lock and one write instead of one each."""
 
 
 def default_log_path() -> Path:
@@ -87,8 +105,7 @@ def default_log_path() -> Path:
 def scrub(text: str) -> str:
     """``text`` with every secret-shaped part replaced: credentials in URLs, header values,
     known token formats, private keys, ``NAME=value`` and ``--name value`` for secret names."""
-    lowered = text.lower()
-    if not any(trigger in lowered for trigger in _TRIGGERS):
+    if not _TRIGGER.search(text.lower()):
         return text
     for pattern, replacement in _INLINE_SECRETS:
         text = pattern.sub(replacement, text)
@@ -109,20 +126,24 @@ def redact(value: Any, key: str = "") -> Any:
     """
     if key and _SECRET_KEY.search(key):
         return REDACTED
-    if isinstance(value, Mapping):
-        return {str(k): redact(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v, key) for v in value]
     if isinstance(value, str):
         if key in CONTENT_KEYS or len(value) > _MAX_STRING:
             return content_digest(value)
         return scrub(value)
+    if value is None or type(value) in _SCALARS:
+        return value
+    if isinstance(value, list | tuple):
+        return [redact(v, key) for v in value]
+    if isinstance(value, dict | Mapping):  # a plain dict is told apart without the ABC check
+        return {str(k): redact(v, str(k)) for k, v in value.items()}
     return value
 
 
-def arguments_digest(arguments: Mapping[str, Any]) -> str:
-    """The digest recorded for a call's arguments: over the redacted form, never the secrets."""
-    return digest_json(redact(arguments))
+def redacted_arguments(arguments: Mapping[str, Any]) -> tuple[Any, str]:
+    """A call's arguments as recorded: redacted, and the digest of that redacted form (never
+    of the secrets)."""
+    redacted = redact(arguments)
+    return redacted, digest_json(redacted)
 
 
 AuditEntry = TypedDict(
@@ -169,16 +190,20 @@ class LogReport:
     head: str = GENESIS
 
 
+def _link(raw: bytes) -> tuple[str, str, Mapping[str, Any]]:
+    """One line as ``(prev, hash, body)``; a line that is not a link reads as an empty one."""
+    try:
+        record = json.loads(raw)
+        return str(record["prev"]), str(record["hash"]), dict(record["body"])
+    except (ValueError, KeyError, TypeError):
+        return "", "", {}
+
+
 def _links(path: Path) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
     with path.open("rb") as handle:
         for raw in handle:
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-                yield str(record["prev"]), str(record["hash"]), dict(record["body"])
-            except (ValueError, KeyError, TypeError):
-                yield "", "", {}
+            if raw.strip():
+                yield _link(raw)
 
 
 def verify_log(path: Path) -> LogReport:
@@ -207,9 +232,9 @@ def read_entries(path: Path) -> list[AuditEntry]:
     return [cast("AuditEntry", dict(body)) for _, _, body in _links(path)]
 
 
-def _last_hash(handle: Any) -> str:
+def _last_hash(fd: int) -> str:
     """The ``hash`` of the last line of an open log (reads backwards from the end)."""
-    end = handle.seek(0, os.SEEK_END)
+    end = os.fstat(fd).st_size
     if end == 0:
         return GENESIS
     chunk = 4096
@@ -218,8 +243,7 @@ def _last_hash(handle: Any) -> str:
     while pos > 0:
         step = min(chunk, pos)
         pos -= step
-        handle.seek(pos)
-        data = handle.read(step) + data
+        data = os.pread(fd, step, pos) + data
         stripped = data.rstrip(b"\n")
         if b"\n" in stripped or pos == 0:
             last = stripped.rsplit(b"\n", 1)[-1]
@@ -242,6 +266,10 @@ class AuditLog:
     session: str
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _session_entries: list[AuditEntry] = field(default_factory=list, repr=False)
+    _tail: tuple[int, int, int, str] | None = field(default=None, repr=False)
+    """(device, inode, size, hash) right after this writer's last append."""
+    _fd: int | None = field(default=None, repr=False)
+    _fd_file: tuple[int, int] = field(default=(0, 0), repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -256,20 +284,59 @@ class AuditLog:
 
     def write(self, entry: Mapping[str, Any]) -> None:
         """Append ``entry`` as the next link of the chain on disk."""
-        entry = dict(entry)
+        self.write_many([entry])
+
+    def write_many(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Append ``entries`` in order as the next links of the chain, in one ``write``."""
         with self._lock:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, SECRET_FILE_MODE)
-            with os.fdopen(fd, "r+b") as handle:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-                try:
-                    prev = _last_hash(handle)
-                    line = canonical_json(
-                        {"body": entry, "hash": link_hash(prev, entry), "prev": prev}
-                    )
-                    os.write(handle.fileno(), line + b"\n")
-                finally:
-                    with contextlib.suppress(OSError):
-                        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            fd = self._open()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._append(fd, entries)
+            finally:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _open(self) -> int:
+        """The log's fd, kept open between appends; opened again when the path names another
+        file now (the log was moved aside or deleted)."""
+        try:
+            named = self.path.stat()
+            current = (named.st_dev, named.st_ino) == self._fd_file
+        except FileNotFoundError:
+            current = False
+        if self._fd is not None and current:
+            return self._fd
+        self.close()
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, SECRET_FILE_MODE)
+        opened = os.fstat(self._fd)
+        self._fd_file = (opened.st_dev, opened.st_ino)
+        return self._fd
+
+    def close(self) -> None:
+        """Close the kept fd (the next append opens the log again)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+    def _append(self, fd: int, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Under the lock: link ``entries`` after the file's last hash and write them."""
+        info = os.fstat(fd)
+        where = (info.st_dev, info.st_ino, info.st_size)
+        prev = self._tail[3] if self._tail and self._tail[:3] == where else _last_hash(fd)
+        lines = []
+        for entry in entries:
+            body = canonical_json(dict(entry))
+            digest = link_hash_encoded(prev, body)
+            # canonical_json({"body", "hash", "prev"}) built around the body encoded once
+            lines.append(
+                b'{"body":%s,"hash":"%s","prev":"%s"}\n' % (body, digest.encode(), prev.encode())
+            )
+            prev = digest
+        data = b"".join(lines)
+        written = os.write(fd, data)
+        self._tail = (*where[:2], where[2] + written, prev) if written == len(data) else None
 
     def append(self, body: Mapping[str, Any]) -> AuditEntry:
         """Remember ``body`` and write it; return the stored entry."""
@@ -286,9 +353,155 @@ class AuditLog:
                 f"cannot open the audit log {self.path} ({exc.strerror})",
                 "pass a writable --audit-log",
             ) from None
-        with os.fdopen(fd, "r+b") as handle:
-            _last_hash(handle)
+        try:
+            _last_hash(fd)
+        finally:
+            os.close(fd)
 
     def session_entries(self) -> list[AuditEntry]:
         """This session's entries, oldest first (served as ``affidavit://audit``)."""
         return list(self._session_entries)
+
+
+class AuditWriter:
+    """Completes and appends a log's entries from one background thread, a batch at a time:
+    whatever waited while the last batch was written goes out together, under one lock.
+
+    ``complete`` turns a queued item into the entry as kept and written (redaction and the
+    like run here, off the threads that relay messages); ``on_error`` hears of a failed write.
+    """
+
+    def __init__(
+        self,
+        log: AuditLog,
+        complete: Callable[[Any], Mapping[str, Any]],
+        on_error: Callable[[Exception], None],
+    ) -> None:
+        self.log = log
+        self.complete = complete
+        self.on_error = on_error
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="affidavit-audit", daemon=True)
+        self._thread.start()
+
+    def put(self, item: Any) -> None:
+        """Queue one item (any thread; never blocks)."""
+        self._queue.put(item)
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is completed and written."""
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait()
+
+    def close(self) -> None:
+        """Write everything queued so far, then stop (and close the log)."""
+        self._queue.put(None)
+        self._thread.join()
+        self.log.close()
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            if batch[0] is not None:
+                time.sleep(BATCH_WINDOW)  # let a burst gather: one wake-up, one lock, one write
+            with contextlib.suppress(queue.Empty):
+                while batch[-1] is not None:
+                    batch.append(self._queue.get_nowait())
+            entries = []
+            for item in batch:
+                if item is None or isinstance(item, threading.Event):
+                    continue
+                try:
+                    entries.append(self.complete(item))
+                except Exception as exc:
+                    self.on_error(exc)
+            if entries:
+                try:
+                    self.log.write_many(entries)
+                except Exception as exc:
+                    self.on_error(exc)
+            for item in batch:
+                if isinstance(item, threading.Event):
+                    item.set()
+            if batch[-1] is None:
+                return
+
+
+@dataclass(frozen=True)
+class LogUpdate:
+    """What a :class:`LogFollower` found since it last looked.
+
+    ``restarted``: the log was replaced or cut shorter, so ``entries`` start again from its
+    first line and what was read before no longer stands.
+    """
+
+    entries: tuple[Mapping[str, Any], ...]
+    restarted: bool = False
+
+
+class LogFollower:
+    """Reads a log as proxies append to it: each :meth:`poll` returns the entries added since.
+
+    Links are verified as they are read, so :attr:`report` always says whether everything read
+    so far chains up (the first break is kept; later entries are still returned). Only whole
+    lines are read: an append in progress is picked up on the next poll.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._offset = 0
+        self._identity: tuple[int, int] | None = None
+        self._expected = GENESIS
+        self._count = 0
+        self._break: ChainBreak | None = None
+
+    @property
+    def report(self) -> LogReport:
+        """The chain's state over every entry read so far."""
+        if self._break is not None:
+            return LogReport(ok=False, entries=self._break.index, first_break=self._break)
+        return LogReport(ok=True, entries=self._count, head=self._expected)
+
+    def poll(self, max_bytes: int = 8 * 1024 * 1024) -> LogUpdate:
+        """The entries appended since the last poll (none while the log does not exist).
+
+        At most about ``max_bytes`` are read per poll (whole lines), so a long log is caught up
+        with over several polls instead of in one read.
+        """
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return LogUpdate((), self._restart(None))
+        with handle:
+            status = os.fstat(handle.fileno())
+            restarted = self._restart((status.st_dev, status.st_ino), status.st_size)
+            if status.st_size == self._offset:
+                return LogUpdate((), restarted)
+            handle.seek(self._offset)
+            data = handle.read(min(status.st_size - self._offset, max_bytes))
+            if b"\n" not in data:  # one line longer than the bound: read to its end
+                data += handle.readline()
+        complete = data[: data.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        entries = []
+        for raw in complete.splitlines():
+            if not raw.strip():
+                continue
+            prev, stored_hash, body = _link(raw)
+            problem = link_problem(self._expected, prev, stored_hash, body)
+            if problem is not None and self._break is None:
+                self._break = ChainBreak(self._count, problem)
+            self._expected = stored_hash
+            self._count += 1
+            entries.append(body)
+        return LogUpdate(tuple(entries), restarted)
+
+    def _restart(self, identity: tuple[int, int] | None, size: int = 0) -> bool:
+        """Start over when the file is another one than before, or shorter than what was read."""
+        if identity == self._identity and size >= self._offset:
+            return False
+        had_read = self._identity is not None or self._offset > 0
+        self._identity, self._offset, self._expected = identity, 0, GENESIS
+        self._count, self._break = 0, None
+        return had_read

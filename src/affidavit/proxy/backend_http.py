@@ -7,6 +7,10 @@ at initialize is sent on every later request, and the negotiated protocol versio
 and notifications (a ``405`` means the server has none). Header values given by the user are
 sent but never logged; HTTP failures become JSON-RPC errors for the requests they affect, with
 the status code and no response body (which might echo a credential).
+
+The HTTP client lives on the relay's event loop; the relay's reader threads reach it through
+the blocking :meth:`HttpBackend.send` and :meth:`HttpBackend.receive`, which hand each step to
+that loop.
 """
 
 from __future__ import annotations
@@ -119,6 +123,7 @@ class HttpBackend:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx2.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._listening = False
@@ -131,6 +136,7 @@ class HttpBackend:
 
     async def start(self) -> None:
         """Create the HTTP client (connections are opened lazily, per request)."""
+        self._loop = asyncio.get_running_loop()
         self._client = httpx2.AsyncClient(timeout=httpx2.Timeout(None, connect=15.0))
 
     def exit_status(self) -> str:
@@ -149,15 +155,27 @@ class HttpBackend:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    async def send(self, line: bytes) -> None:
-        """POST one message; its reply (if any) arrives later through :meth:`receive`."""
-        task = asyncio.create_task(self._post(line.rstrip(b"\n")))
+    def send(self, line: bytes) -> None:
+        """POST one message (from a thread other than the loop's); its reply (if any) arrives
+        later through :meth:`receive`."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._start_post, line.rstrip(b"\r\n"))
+
+    def _start_post(self, line: bytes) -> None:
+        if self._closed:  # the relay answers what was still in flight
+            return
+        task = asyncio.create_task(self._post(line))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def receive(self) -> bytes | None:
-        """The next message from the server, or ``None`` after :meth:`close`."""
-        return await self._queue.get()
+    def receive(self) -> bytes | None:
+        """The next message from the server (from a thread other than the loop's), or
+        ``None`` after :meth:`close`."""
+        assert self._loop is not None
+        try:
+            return asyncio.run_coroutine_threadsafe(self._queue.get(), self._loop).result()
+        except RuntimeError:  # the loop is gone
+            return None
 
     def _fail(self, line: bytes, why: str) -> None:
         peeked = jsonrpc.peek(line)

@@ -1,8 +1,11 @@
 """A backend MCP server run as a subprocess speaking newline-delimited JSON-RPC on stdio.
 
-The child's stderr is inherited (its logs stay visible to the host, which shows server stderr).
-Closing follows the MCP stdio shutdown sequence: close the child's stdin, wait, then SIGTERM,
-then SIGKILL, so a well-behaved server exits on its own and a stuck one cannot outlive us.
+The relay reads the child's stdout with blocking reads in its own thread and writes to its
+stdin with blocking writes (see :mod:`affidavit.proxy.relay`): a line costs one ``read`` and
+one ``write`` system call, with no event loop in between. The child's stderr is inherited (its
+logs stay visible to the host, which shows server stderr). Closing follows the MCP stdio
+shutdown sequence: close the child's stdin, wait, then SIGTERM, then SIGKILL, so a
+well-behaved server exits on its own and a stuck one cannot outlive us.
 """
 
 from __future__ import annotations
@@ -10,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import subprocess
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from affidavit.core.errors import ExternalError, UsageError
-
-LINE_LIMIT = 256 * 1024 * 1024
-"""Longest line accepted from a backend (MCP results can carry whole files)."""
+from affidavit.proxy.hostio import LineReader, framed, write_all
 
 
 class StdioBackend:
@@ -28,7 +31,9 @@ class StdioBackend:
                 "no backend command", "put it after `--`, e.g. `affidavit proxy -- mcp-server-git`"
             )
         self.argv = tuple(argv)
-        self.process: asyncio.subprocess.Process | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self._reader: LineReader | None = None
+        self._write_lock = threading.Lock()
 
     @property
     def identity(self) -> str:
@@ -43,34 +48,31 @@ class StdioBackend:
                 f"backend command {program!r} was not found", "check the command after `--`"
             )
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                limit=LINE_LIMIT,
+            self.process = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
             )
         except OSError as exc:
             raise ExternalError(
                 f"backend command {program!r} could not start ({exc.strerror})",
                 "check the command after `--`",
             ) from None
+        assert self.process.stdout is not None
+        self._reader = LineReader(self.process.stdout.fileno())
 
-    async def send(self, line: bytes) -> None:
-        """Write one message line (with its newline) to the child."""
+    def send(self, line: bytes) -> None:
+        """Write one message line to the child (blocks while its stdin pipe is full).
+
+        A child that has gone away is not an error here: the reader sees its end of output."""
         assert self.process is not None and self.process.stdin is not None
-        self.process.stdin.write(line)
-        await self.process.stdin.drain()
+        data = framed(line)
+        with self._write_lock, contextlib.suppress(OSError, ValueError):
+            write_all(self.process.stdin.fileno(), data)
 
-    async def receive(self) -> bytes | None:
-        """The next line from the child (without the newline), or ``None`` once it closed."""
-        assert self.process is not None and self.process.stdout is not None
-        try:
-            line = await self.process.stdout.readline()
-        except (ValueError, asyncio.LimitOverrunError):
-            return b""  # an over-long line: reported as invalid by the relay, then dropped
-        if not line:
-            return None
-        return line.rstrip(b"\r\n")
+    def receive(self) -> bytes | None:
+        """The next line from the child (with its newline), ``b""`` for an over-long line
+        (reported as invalid by the relay, then dropped), ``None`` once it closed its output."""
+        assert self._reader is not None
+        return self._reader.readline()
 
     def exit_status(self) -> str:
         """A short description of how the child ended (for error replies)."""
@@ -83,20 +85,34 @@ class StdioBackend:
 
     async def close(self, grace: float = 5.0) -> None:
         """Stop the child politely, then firmly; safe to call more than once."""
-        process = self.process
-        if process is None or process.returncode is not None:
-            if process is not None:
-                await process.wait()
-            return
-        if process.stdin is not None:
-            with contextlib.suppress(OSError, RuntimeError):
-                process.stdin.close()
+        if self.process is not None:
+            await asyncio.to_thread(self._stop, self.process, grace)
+
+    def _stop(self, process: subprocess.Popen[bytes], grace: float) -> None:
+        # a write blocked on a child that stopped reading holds the lock until the child dies:
+        # then stdin is closed after the signals (never under a writer's feet, so its fd
+        # number cannot be reused while a write is still aimed at it)
+        closed = self._close_stdin(process, timeout=grace)
         for action in (None, process.terminate, process.kill):
             if action is not None:
                 with contextlib.suppress(ProcessLookupError):
                     action()
             try:
-                await asyncio.wait_for(process.wait(), grace)
-                return
-            except TimeoutError:
+                process.wait(grace)
+                break
+            except subprocess.TimeoutExpired:
                 continue
+        if not closed:
+            self._close_stdin(process, timeout=-1)
+
+    def _close_stdin(self, process: subprocess.Popen[bytes], timeout: float) -> bool:
+        if process.stdin is None:
+            return True
+        if not self._write_lock.acquire(timeout=timeout):
+            return False
+        try:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        finally:
+            self._write_lock.release()
+        return True

@@ -1,102 +1,105 @@
-"""The proxy's own stdin/stdout, the host side of the relay, as asyncio streams.
+"""The proxy's own stdin/stdout, the host side of the relay: blocking lines, one per call.
 
-Pipes and sockets (what every MCP host gives a stdio server) are driven by the event loop
-directly. Anything else (a terminal, a regular file) is read by a thread and written
-synchronously, because making a shared terminal non-blocking would break stderr.
+The relay reads each side in its own thread (see :mod:`affidavit.proxy.relay`), so the host's
+input is read with plain blocking reads, whatever fd 0 is (a pipe, a socket, a terminal, a
+regular file), and output is written straight to fd 1 under a lock, by whichever thread has
+a line for the host. A blocking write is the back-pressure: a host that stops reading holds
+up only the thread writing to it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import io
 import os
-import stat
+import select
 import sys
 import threading
-from typing import BinaryIO
 
-from affidavit.proxy.backend_stdio import LINE_LIMIT
+LINE_LIMIT = 256 * 1024 * 1024
+"""Longest line accepted from either side (MCP results can carry whole files)."""
+READ_BUFFER = 1 << 16
 
 
-def _is_stream(fd: int) -> bool:
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+class LineReader:
+    """Newline-framed input from one fd: each line with its newline, ``b""`` for a line over
+    :data:`LINE_LIMIT` (skipped to its end), ``None`` at end of input."""
+
+    def __init__(self, fd: int) -> None:
+        if not os.get_blocking(fd):  # a parent may have left a shared pipe non-blocking
+            os.set_blocking(fd, True)
+        self._file = io.BufferedReader(io.FileIO(fd, "rb", closefd=False), READ_BUFFER)
+
+    def readline(self) -> bytes | None:
+        try:
+            line = self._file.readline(LINE_LIMIT + 1)
+        except (OSError, ValueError):
+            return None
+        if not line:
+            return None
+        if len(line) > LINE_LIMIT and not line.endswith(b"\n"):
+            while True:  # drop the rest of the over-long line
+                rest = self._file.readline(READ_BUFFER)
+                if not rest or rest.endswith(b"\n"):
+                    return b""
+        return line
+
+
+def framed(line: bytes) -> bytes:
+    """``line`` as one message on the wire: with exactly one trailing ``\\n``."""
+    if line.endswith(b"\n"):
+        return line[:-2] + b"\n" if line.endswith(b"\r\n") else line
+    return line + b"\n"
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd`` (waiting for room if the fd is non-blocking)."""
+    try:
+        written = os.write(fd, data)  # nearly always all of it, at once
+    except BlockingIOError:
+        written = 0
+    view = memoryview(data)[written:]
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            select.select([], [fd], [])
+            continue
+        view = view[written:]
 
 
 class HostIO:
-    """Line input from the host and buffered output to it."""
+    """Line input from the host and output to it, safe to use from any thread."""
 
     def __init__(self) -> None:
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._queue: asyncio.Queue[bytes | None] | None = None
-        self._out: BinaryIO = sys.stdout.buffer
+        self._reader: LineReader | None = None
+        self._lock = threading.Lock()
         self.closed = False
 
-    async def open(self) -> None:
+    def open(self) -> None:
         """Attach to fds 0 and 1."""
-        loop = asyncio.get_running_loop()
-        if _is_stream(0):
-            self._reader = asyncio.StreamReader(limit=LINE_LIMIT)
-            protocol = asyncio.StreamReaderProtocol(self._reader)
-            await loop.connect_read_pipe(lambda: protocol, sys.stdin.buffer)
-        else:
-            self._queue = asyncio.Queue()
-            threading.Thread(target=self._pump, args=(loop,), daemon=True).start()
-        if _is_stream(1):
-            transport, proto = await loop.connect_write_pipe(
-                asyncio.streams.FlowControlMixin, sys.stdout.buffer
-            )
-            self._writer = asyncio.StreamWriter(transport, proto, None, loop)
+        self._reader = LineReader(0)
 
-    def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
-        assert self._queue is not None
-        queue = self._queue
-        with contextlib.suppress(OSError, ValueError, RuntimeError):
-            for line in iter(sys.stdin.buffer.readline, b""):
-                loop.call_soon_threadsafe(queue.put_nowait, line)
-            loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    async def readline(self) -> bytes | None:
-        """The next line from the host without its newline; ``None`` at end of input."""
-        if self._queue is not None:
-            line = await self._queue.get()
-        else:
-            assert self._reader is not None
-            try:
-                line = await self._reader.readline()
-            except (ValueError, asyncio.LimitOverrunError):
-                return b""
-        if not line:
-            return None
-        return line.rstrip(b"\r\n")
+    def readline(self) -> bytes | None:
+        """The next line from the host (with its newline); ``None`` at end of input."""
+        assert self._reader is not None
+        return self._reader.readline()
 
     def write(self, line: bytes) -> None:
-        """Queue one line (newline added) for the host; never blocks the loop on a pipe."""
-        if self.closed:
-            return
-        data = line + b"\n"
-        try:
-            if self._writer is not None:
-                self._writer.write(data)
-            else:
-                self._out.write(data)
-                self._out.flush()
-        except (BrokenPipeError, ConnectionResetError, RuntimeError):
-            self.closed = True
-
-    async def drain(self) -> None:
-        """Wait while the host is slow to read (back-pressure), not on every write."""
-        if self._writer is not None and not self.closed:
+        """Send one message line to the host (a newline is added if missing)."""
+        data = framed(line)
+        with self._lock:
+            if self.closed:
+                return
             try:
-                await self._writer.drain()
-            except (BrokenPipeError, ConnectionResetError, RuntimeError):
+                write_all(1, data)
+            except OSError:  # the host went away (EPIPE) or closed our stdout
                 self.closed = True
 
-    async def close(self) -> None:
-        """Flush what is queued and close stdout."""
-        if self._writer is not None and not self.closed:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
-                await self._writer.drain()
-                self._writer.close()
-        self.closed = True
+    def close(self) -> None:
+        """Close stdout, so the host sees the end of our output."""
+        with self._lock:
+            self.closed = True
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+                sys.stdout.close()

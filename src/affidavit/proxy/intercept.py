@@ -10,23 +10,29 @@ contradicted read becomes a JSON-RPC error) and serves ``affidavit://audit`` its
 ``initialize`` / ``server/discover`` teach the proxy who the host and backend are;
 ``tools/list`` feeds the pins. A reply the proxy did not change is forwarded byte for byte.
 Lines the relay refused (a repeated key, a reply for no request) are audited too.
+
+A call with nothing to judge (no verifier for it, no receipt to add, its pin holds, the policy
+allows it outright) is decided by :meth:`ProxyInterceptor.quick` in the relay's host thread
+and carried by the reader threads alone: it goes out and its reply comes back as on a wire,
+and its audit entry is written after the reply is on its way (ADR 0084).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from affidavit.core import jsonrpc
 from affidavit.core.canonical import sha256_hex
+from affidavit.core.clock import utc_iso
 from affidavit.core.jsonrpc import Peek
 from affidavit.proxy.approval import (
     StatelessApprovals,
@@ -36,9 +42,11 @@ from affidavit.proxy.approval import (
 )
 from affidavit.proxy.audit import (
     AUDIT_RESOURCE_URI,
+    AuditEntry,
     AuditLog,
-    arguments_digest,
+    AuditWriter,
     redact,
+    redacted_arguments,
     scrub,
 )
 from affidavit.proxy.options import ProxyOptions
@@ -53,7 +61,7 @@ from affidavit.proxy.receipts import (
     unchecked,
     with_receipt,
 )
-from affidavit.proxy.relay import BackendGone, HostRequest, Relay, log
+from affidavit.proxy.relay import BackendGone, HostRequest, Quick, Relay, log
 from affidavit.proxy.replay import ReplayCache, Verified, call_key
 from affidavit.proxy.roots import Roots
 from affidavit.proxy.verification import VerifierRunner
@@ -62,7 +70,6 @@ from affidavit.proxy.verifiers.base import (
     Receipt,
     Verdict,
     Verifier,
-    utc_now,
 )
 from affidavit.proxy.verifiers.locate import backend_repo, filesystem_dirs, resource_path
 
@@ -70,7 +77,11 @@ SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
 APPROVAL_TIMEOUT = 600.0
 _RAW_ARGUMENTS = "\0arguments"
+_RECEIPT = "\0receipt"  # turned into the receipt's redacted fields by the audit thread
+_NO_VERIFIER: Any = object()  # the receipt of a call no verifier judged, made by that thread
+_NO_VERIFIER_WHY = "no verifier for this tool"
 ROOTS_TIMEOUT = 10.0
+_NO_POLICY = Decision(ALLOW, -1, "no policy")
 
 
 def _ms(start: float) -> float:
@@ -128,8 +139,9 @@ class ProxyInterceptor:
         self.backend_name = ""
         self._roots_task: asyncio.Task[None] | None = None
         self.runner = VerifierRunner(options.verifiers, options.verify_timeout)
+        self._backend_command = tuple(getattr(relay.backend, "argv", ()))
         self._backend_dirs = self._started_in()
-        self._audit_pool = concurrent.futures.ThreadPoolExecutor(1, "affidavit-audit")
+        self._audit_writer = AuditWriter(self.audit, self._complete, self._audit_failed)
         methods = {
             "initialize",
             "server/discover",
@@ -145,29 +157,38 @@ class ProxyInterceptor:
     # ------------------------------------------------------------ plumbing
 
     def _record(self, body: Mapping[str, Any]) -> None:
+        """Record an audit entry (any thread, in order): stamped now, completed (redaction,
+        receipt fields) and written by the audit thread, off the path of any reply."""
+        self._audit_writer.put((time.time(), body))
+
+    def _complete(self, item: tuple[float, Mapping[str, Any]]) -> AuditEntry:
+        """An entry as it is kept and written (the audit thread)."""
+        stamp, body = item
         body = dict(body)
         if _RAW_ARGUMENTS in body:
-            arguments = body.pop(_RAW_ARGUMENTS)
-            body["arguments"] = redact(arguments)
-            body["arguments_sha256"] = arguments_digest(arguments)
-        entry = self.audit.remember({"ts": utc_now(), **body})
-        future = self._audit_pool.submit(self.audit.write, entry)
-        future.add_done_callback(self._audit_failed)
+            body["arguments"], body["arguments_sha256"] = redacted_arguments(
+                body.pop(_RAW_ARGUMENTS)
+            )
+        ts = utc_iso(datetime.fromtimestamp(stamp, UTC))
+        if _RECEIPT in body:
+            receipt = body.pop(_RECEIPT)
+            if receipt is _NO_VERIFIER:  # what _receipt_fields makes of it, without rescanning
+                body.update(_no_verifier_fields(body["tool"], ts))  # the proxy's own words
+            else:
+                body.update(self._receipt_fields(receipt))
+        return self.audit.remember({"ts": ts, **body})
 
     @staticmethod
-    def _audit_failed(future: concurrent.futures.Future[None]) -> None:
-        exc = future.exception()
-        if exc is not None:
-            log(f"could not write the audit log ({exc})")
+    def _audit_failed(exc: Exception) -> None:
+        log(f"could not write the audit log ({exc})")
 
     def _context(self, method: str, name: str, arguments: Mapping[str, Any]) -> CallContext:
-        argv = getattr(self.relay.backend, "argv", ())
         return CallContext(
             method=method,
             name=name,
             arguments=arguments,
             backend=self.backend_name,
-            backend_command=tuple(argv),
+            backend_command=self._backend_command,
             roots=self.roots.all,
             settings=self.options.settings,
         )
@@ -194,6 +215,34 @@ class ProxyInterceptor:
         return isinstance(self.host_caps.get(capability), Mapping)
 
     # ------------------------------------------------------------ dispatch
+
+    def quick(self, request: HostRequest) -> Quick | None:
+        """The call as one the relay's threads can carry alone, or ``None`` for the full way
+        (:meth:`handle`). Called in the host's reader thread, so it decides from what is known
+        now: a ``tools/call`` that no verifier judges, with no receipt to add, whose tool pin
+        holds, that the policy allows outright, while no roots answer is awaited (roots change
+        what a verifier or a rule sees). Anything else takes the full way."""
+        started = time.perf_counter()
+        if request.method != "tools/call" or self.options.receipts:
+            return None
+        params = request.params
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            return None
+        if self.pins is not None and (name not in self._listed or name in self.pins.refused):
+            return None
+        roots = self._roots_task
+        if roots is not None and not roots.done():
+            return None
+        if self.runner.select(self._context("tools/call", name, arguments)) is not None:
+            return None
+        timings: dict[str, float] = {}
+        decision = self._policy(name, arguments, timings)
+        if decision.action != ALLOW:
+            return None
+        entry = self._call_entry(name, arguments)
+        entry["policy"] = {**decision.as_dict(), "allowed": True}
+        return _Forwarded(self, entry, timings, started, request.id)
 
     async def handle(self, request: HostRequest) -> None:
         """Act on one host request; always answers it (or it was cancelled by the host)."""
@@ -253,7 +302,7 @@ class ProxyInterceptor:
 
     async def close(self) -> None:
         """Finish audit writes; leave stuck verifier threads behind rather than hang."""
-        self._audit_pool.shutdown(wait=True)
+        await asyncio.to_thread(self._audit_writer.close)
         self.runner.close()
         if self.options.telemetry is not None:
             self.options.telemetry.shutdown()
@@ -335,6 +384,7 @@ class ProxyInterceptor:
     async def _resources_read(self, request: HostRequest) -> None:
         uri = request.params.get("uri")
         if uri == AUDIT_RESOURCE_URI:
+            await asyncio.to_thread(self._audit_writer.flush)  # every entry recorded so far
             text = json.dumps(self.audit.session_entries(), ensure_ascii=False, indent=1)
             contents = [{"uri": AUDIT_RESOURCE_URI, "mimeType": "application/json", "text": text}]
             request.answer({"contents": contents})
@@ -399,7 +449,7 @@ class ProxyInterceptor:
         self._close(
             entry,
             "result",
-            **self._receipt_fields(receipt),
+            receipt=receipt,
             timings_ms={**timings, "total": _ms(started)},
         )
 
@@ -536,14 +586,18 @@ class ProxyInterceptor:
         if not isinstance(name, str) or not isinstance(arguments, dict):
             request.reply(await request.forward())  # malformed: the backend says why
             return
-        entry: dict[str, Any] = {
+        entry = self._call_entry(name, arguments)
+        await self._audited(request, entry, started, self._call(request, entry, started))
+
+    def _call_entry(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The audit entry of a call, to be completed by its steps."""
+        return {
             "kind": "call",
             "method": "tools/call",
             "tool": name,
             "backend": self.backend_name,
             _RAW_ARGUMENTS: arguments,  # redacted by _record, after the reply is on its way
         }
-        await self._audited(request, entry, started, self._call(request, entry, started))
 
     async def _audited(
         self, request: HostRequest, entry: dict[str, Any], started: float, steps: Awaitable[None]
@@ -563,8 +617,11 @@ class ProxyInterceptor:
             raise
 
     def _close(self, entry: dict[str, Any], outcome: str, **fields: Any) -> None:
-        """Record a call's (or read's) one audit entry, with how it ended."""
+        """Record a call's (or read's) one audit entry, with how it ended; a ``receipt`` field
+        is recorded as its (redacted) verdict, verifier, claim and evidence."""
         entry["outcome"] = outcome
+        if "receipt" in fields:
+            fields[_RECEIPT] = fields.pop("receipt")
         self._record({**entry, **fields})
 
     async def _call(self, request: HostRequest, entry: dict[str, Any], started: float) -> None:
@@ -614,13 +671,7 @@ class ProxyInterceptor:
         timings: dict[str, float],
     ) -> tuple[Decision, bool | None, str]:
         """The policy's decision, whether the call may go ahead, and why."""
-        policy = self.options.policy
-        if policy is None:
-            return Decision(ALLOW, -1, "no policy"), True, "no policy"
-        t0 = time.perf_counter()
-        bases = tuple(dict.fromkeys((*self.roots.all, *self._backend_dirs)))
-        decision = policy.decide(name, arguments, bases)
-        timings["policy"] = _ms(t0)
+        decision = self._policy(name, arguments, timings)
         if decision.action == APPROVE:
             t0 = time.perf_counter()
             approved, why = await self._approve(request, name, arguments, decision.reason)
@@ -630,6 +681,19 @@ class ProxyInterceptor:
             which = f"rule {decision.rule + 1}" if decision.rule >= 0 else "the default"
             return decision, False, decision.reason or f"{which} of the policy denies it"
         return decision, True, decision.reason
+
+    def _policy(
+        self, name: str, arguments: Mapping[str, Any], timings: dict[str, float]
+    ) -> Decision:
+        """What the policy says about a call (allow, with no policy at all)."""
+        policy = self.options.policy
+        if policy is None:
+            return _NO_POLICY
+        t0 = time.perf_counter()
+        bases = tuple(dict.fromkeys((*self.roots.all, *self._backend_dirs)))
+        decision = policy.decide(name, arguments, bases)
+        timings["policy"] = _ms(t0)
+        return decision
 
     def _answer_from_cache(
         self, request: HostRequest, cached: Verified, entry: dict[str, Any], started: float
@@ -645,7 +709,7 @@ class ProxyInterceptor:
         self._close(
             entry,
             "replayed",
-            **self._receipt_fields(cached.receipt),
+            receipt=cached.receipt,
             timings_ms={"total": _ms(started)},
         )
 
@@ -672,12 +736,12 @@ class ProxyInterceptor:
         )
         if result is None and verifier is None and not self.options.receipts:
             request.reply(line)  # nothing to judge: the original bytes, at once
-            receipt = unchecked("none", ctx.name, "no verifier for this tool")
-            self._finish(entry, receipt, timings, started, "forwarded", request)
+            receipt = _NO_VERIFIER
+            self._finish(entry, receipt, timings, started, "forwarded", request.id)
             return
         if result is None:
             request.reply(line)
-            self._finish(entry, None, timings, started, "error", request)
+            self._finish(entry, None, timings, started, "error", request.id)
             return
         receipt = await self._judge(verifier, snapshot_ok, ctx, before, result, timings)
         self._log_receipt(receipt)
@@ -691,7 +755,7 @@ class ProxyInterceptor:
             request.answer(updated)
         else:
             request.reply(line)
-        self._finish(entry, receipt, timings, started, "result", request)
+        self._finish(entry, receipt, timings, started, "result", request.id)
 
     async def _judge(
         self,
@@ -703,7 +767,7 @@ class ProxyInterceptor:
         timings: dict[str, float],
     ) -> Receipt:
         if verifier is None:
-            return unchecked("none", ctx.name, "no verifier for this tool")
+            return unchecked("none", ctx.name, _NO_VERIFIER_WHY)
         if not snapshot_ok:
             return unchecked(verifier.name, ctx.name, "the pre-call snapshot failed")
         # an isError reply is judged too: it claims nothing, but the verifier closes its books
@@ -735,15 +799,62 @@ class ProxyInterceptor:
         timings: dict[str, float],
         started: float,
         outcome: str,
-        request: HostRequest,
+        request_id: Any,
     ) -> None:
+        """Record a call that got its reply (``receipt`` may be ``_NO_VERIFIER``)."""
         total = _ms(started)
-        self._close(
-            entry, outcome, **self._receipt_fields(receipt), timings_ms={**timings, "total": total}
-        )
+        self._close(entry, outcome, receipt=receipt, timings_ms={**timings, "total": total})
         telemetry = self.options.telemetry
         if telemetry is not None:
-            verdict = receipt.verdict.value if receipt is not None else "error"
+            verdict = "error" if receipt is None else Verdict.UNCHECKED.value
+            if isinstance(receipt, Receipt):
+                verdict = receipt.verdict.value
             telemetry.record_call(
-                entry["tool"], str(request.id), total / 1000, verdict, outcome == "error"
+                entry["tool"], str(request_id), total / 1000, verdict, outcome == "error"
             )
+
+
+def _no_verifier_fields(tool: str, when: str) -> dict[str, Any]:
+    """The audit fields of ``unchecked("none", tool, _NO_VERIFIER_WHY)`` observed at ``when``:
+    only the tool name comes from outside, so only it is redacted."""
+    evidence = {"observed": _NO_VERIFIER_WHY, "where": "affidavit proxy", "when": when}
+    return {
+        "verdict": Verdict.UNCHECKED.value,
+        "verifier": "none",
+        "claim": redact(tool),
+        "evidence": [{**evidence, "details": {}}],
+    }
+
+
+class _Forwarded:
+    """A call the relay's threads carry alone (:meth:`ProxyInterceptor.quick`): when it ends,
+    its audit entry is completed exactly as the full way would have completed it."""
+
+    def __init__(
+        self,
+        proxy: ProxyInterceptor,
+        entry: dict[str, Any],
+        timings: dict[str, float],
+        started: float,
+        request_id: Any,
+    ) -> None:
+        self.proxy = proxy
+        self.entry = entry
+        self.timings = timings
+        self.started = started
+        self.request_id = request_id
+        self.sent = time.perf_counter()
+
+    def answered(self, line: bytes) -> None:
+        self.timings["backend"] = _ms(self.sent)
+        self.proxy._finish(
+            self.entry, _NO_VERIFIER, self.timings, self.started, "forwarded", self.request_id
+        )
+
+    def cut_short(self, exc: BaseException, forwarded: bool) -> None:
+        self.proxy._close(
+            self.entry,
+            _cut_short(exc, forwarded),
+            forwarded=forwarded,
+            timings_ms={"total": _ms(self.started)},
+        )

@@ -8,6 +8,7 @@ answer, never discards ``--root``. With no root at all, path claims stay ``unche
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,8 +53,10 @@ class Roots:
                 if path is not None:
                     found.append(path.resolve())
         self.from_host = tuple(found)
+        self.__dict__.pop("all", None)
 
-    @property
+    @functools.cached_property
     def all(self) -> tuple[Path, ...]:
-        """Configured roots first, then the host's, without duplicates."""
+        """Configured roots first, then the host's, without duplicates (computed once per
+        change: every call the proxy acts on reads it)."""
         return tuple(dict.fromkeys((*self.configured, *self.from_host)))

@@ -29,14 +29,31 @@ class VerifierRunner:
         self.verifiers = tuple(verifiers)
         self.timeout = timeout
         self._pool = concurrent.futures.ThreadPoolExecutor(workers, "affidavit-verify")
+        self._for_tool: dict[str, tuple[Verifier, ...]] = {}
 
     async def _in_thread(self, fn: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
         return await asyncio.wait_for(loop.run_in_executor(self._pool, fn, *args), self.timeout)
 
+    def _candidates(self, ctx: CallContext) -> tuple[Verifier, ...]:
+        """The verifiers that may judge this call, in order: for a ``tools/call``, those that
+        name the tool in their optional ``tool_names`` or do not declare it (a verifier that
+        declares it never judges another tool, so its ``applies`` need not run)."""
+        if ctx.method != "tools/call":
+            return self.verifiers
+        found = self._for_tool.get(ctx.name)
+        if found is None:
+            found = tuple(
+                v
+                for v in self.verifiers
+                if getattr(v, "tool_names", None) is None or ctx.name in v.tool_names  # type: ignore[attr-defined]
+            )
+            self._for_tool[ctx.name] = found
+        return found
+
     def select(self, ctx: CallContext) -> Verifier | None:
         """The first verifier that judges this call (a crash in ``applies`` skips it)."""
-        for verifier in self.verifiers:
+        for verifier in self._candidates(ctx):
             try:
                 if verifier.applies(ctx):
                     return verifier

@@ -52,22 +52,28 @@ Id = TypeVar("Id")
 class Bm25(Generic[Id]):
     """The keyword baseline: Okapi BM25 over ``(id, text)`` records, in RAM.
 
-    SQLite FTS5's ``bm25()`` (k1 = 1.2, b = 0.75) over an OR of the question's words, with
-    the porter stemmer over unicode61 tokens, as the product's keyword channel reads them:
-    what a keyword memory store answers. Records are numbered in the order given, which is
-    how FTS5 breaks a tie between equal scores.
+    SQLite FTS5's ``bm25()`` (k1 = 1.2, b = 0.75) over an OR of the question's words, over
+    unicode61 tokens of the text reduced to inflection stems
+    (:func:`~affidavit.recall.ranking.channels.stemmed`), as the product's keyword channel
+    reads them: the baseline column of ``affidavit bench retrieval``. With ``porter``,
+    FTS5's Porter stemmer reads the plain text instead: what an off-the-shelf keyword memory
+    store answers (the baseline of ``benchmarks/agent_memory.py``). Records are numbered in
+    the order given, which is how FTS5 breaks a tie between equal scores.
     """
 
-    def __init__(self, records: Sequence[tuple[Id, str]]) -> None:
+    def __init__(self, records: Sequence[tuple[Id, str]], *, porter: bool = False) -> None:
+        from affidavit.recall.ranking.channels import stemmed
+
         self._ids = [rid for rid, _ in records]
+        self._read: Callable[[str], str] = (lambda text: text) if porter else stemmed
+        tokenizer = "porter unicode61" if porter else "unicode61"
         self._db = sqlite3.connect(":memory:")
         self._db.execute(
-            "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='porter unicode61 "
-            "remove_diacritics 2')"
+            f"CREATE VIRTUAL TABLE fts USING fts5(body, tokenize='{tokenizer} remove_diacritics 2')"
         )
         self._db.executemany(
             "INSERT INTO fts(rowid, body) VALUES (?, ?)",
-            [(n, text) for n, (_, text) in enumerate(records)],
+            [(n, self._read(text)) for n, (_, text) in enumerate(records)],
         )
 
     def rank(self, question: str, limit: int) -> list[Id]:
@@ -75,7 +81,7 @@ class Bm25(Generic[Id]):
         terms = dict.fromkeys(_WORD.findall(question.lower()))
         if not terms:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        match = " OR ".join('"' + self._read(t).replace('"', '""') + '"' for t in terms)
         rows = self._db.execute(
             "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT ?", (match, limit)
         )

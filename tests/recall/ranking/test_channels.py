@@ -6,10 +6,11 @@ import contextlib
 from collections.abc import Iterator
 
 import numpy as np
+import pytest
 
 from affidavit.recall.embedder import DIM
 from affidavit.recall.ranking import channels as index_module
-from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex, query_terms
+from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex, query_terms, stem
 
 
 def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -25,6 +26,49 @@ def test_stemming_finds_inflections() -> None:
     assert k.df("deploying") == 1
     k.remove(1)
     assert k.postings("deploy") == [] and len(k) == 1
+
+
+def test_stemming_keeps_inflections_together_and_other_words_apart() -> None:
+    k = KeywordIndex()
+    k.add_many(
+        [
+            (1, "The Ironbark account is managed by Rania"),
+            (2, "Ines reports to Carmen"),
+            (3, "The runbook is in the wiki"),
+            (4, "Releases go out every Friday; the meetings stopped; two case studies"),
+        ]
+    )
+    # a derivation is another word: Porter cut "manager" and "managed" to one stem,
+    # and the name "Ines" to the word "in"
+    assert k.postings("manager") == []
+    assert k.postings("managed") == k.postings("managing") == k.postings("manages") == [1]
+    assert k.postings("ines") == [2] and k.postings("in") == [3]
+    for inflected in ("released", "releasing", "meeting", "stop", "stopping", "study"):
+        assert k.postings(inflected) == [4], inflected
+
+
+def test_stem_reduces_inflections_only() -> None:
+    assert {stem(w) for w in ("release", "releases", "released", "releasing")} == {"releas"}
+    assert {stem(w) for w in ("copy", "copies", "copied")} == {"copy"}
+    assert {stem(w) for w in ("box", "boxes")} == {"box"}
+    assert stem("manager") != stem("managed")
+    assert [stem(w) for w in ("bus", "analysis", "class", "speed", "agreed")] == [
+        "bus",
+        "analysis",
+        "class",
+        "speed",
+        "agreed",
+    ]
+
+
+def test_best_cosine_of_some_records() -> None:
+    rng = np.random.default_rng(4)
+    vecs = _unit(rng, 4)
+    v = VectorIndex()
+    v.add_many([(1, vecs[:2]), (2, vecs[2:3])])
+    assert v.best_cosine([1, 9], vecs[1]) == pytest.approx(1.0, abs=1e-5)
+    assert v.best_cosine([2], vecs[3]) == pytest.approx(float(vecs[2] @ vecs[3]), abs=1e-5)
+    assert v.best_cosine([9], vecs[0]) is None  # no vector: nothing to judge by
 
 
 def test_query_terms_are_distinct_words() -> None:

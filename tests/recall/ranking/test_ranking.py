@@ -47,6 +47,46 @@ def test_literal_match_on_a_unique_term_beats_any_paraphrase(memory: Memory) -> 
     assert len(set(plain) - {target}) >= 2
 
 
+RANIA = [  # imported (no age), the answer first: p0
+    "Rania reports to Leon",
+    "Rania is based in Montreal",
+    "Rania's dog is called Biscuit",
+    "Rania prefers tea over coffee",
+]
+LUNCHES = [f"Team lunch number {i} was at the noodle place" for i in range(10)]
+
+
+def test_a_word_that_only_shares_a_derivation_with_the_question_is_not_its_word(
+    memory: Memory,
+) -> None:
+    # Porter's stem joined "manager" and "managed": the account memory then held every
+    # informative term of the question and outranked the answer
+    _crowd(memory, [*RANIA, "Ironbark Health's account is managed by Rania", *LUNCHES])
+    assert ids(memory.search("Who is Rania's manager?"))[0] == "p0"
+
+
+def test_a_question_word_whose_records_are_about_something_else_is_no_evidence(
+    memory: Memory,
+) -> None:
+    # "manager" is in one memory, about someone else entirely (cosine 0.25 against the
+    # answer's 0.66): on its rare word alone it outranked every memory about Rania
+    _crowd(memory, [*RANIA, "Aiko joined the security team as an engineering manager", *LUNCHES])
+    found = ids(memory.search("Who is Rania's manager?"))
+    assert found[0] == "p0" and "p4" not in found[:3]
+
+
+def test_a_lone_keyword_still_finds_a_memory_the_model_barely_reads(memory: Memory) -> None:
+    # a URL dilutes the embedding (cosine 0.14 to "grafana"); nothing else is closer, so
+    # the word is in the question's sense and the literal match stands
+    target = store(
+        memory,
+        "Latency dashboard for ledger: "
+        "https://grafana.acme.internal/d/0e66c6be/latency?orgId=1&var-service=ledger",
+    )
+    _crowd(memory, RANIA + LUNCHES)
+    assert ids(memory.search("grafana"))[:1] == [target]
+
+
 def test_importance_reorders_equal_evidence() -> None:
     rng = np.random.default_rng(5)
     v = rng.standard_normal((1, DIM)).astype(np.float32)

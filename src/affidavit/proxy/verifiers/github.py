@@ -125,6 +125,7 @@ class GitHubVerifier:
     """Looks the claimed pull request, issue or branch up in GitHub's REST API."""
 
     name = "github"
+    tool_names = TOOLS
 
     def applies(self, ctx: CallContext) -> bool:
         if ctx.method != "tools/call" or ctx.name not in TOOLS:

@@ -41,6 +41,11 @@ class ToolCallVerifier(ABC):
 
     tools: Mapping[str, frozenset[str]]
 
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """The only tools this verifier judges (the relay skips it for any other)."""
+        return frozenset(self.tools)
+
     def applies(self, ctx: CallContext) -> bool:
         args = known_arguments(ctx, self.tools)
         return args is not None and self.well_formed(ctx.name, args)

@@ -104,6 +104,7 @@ class ResourceVerifier:
     """Re-derives what a repository resource read returned."""
 
     name = "resources"
+    tool_names: frozenset[str] = frozenset()  # resource reads only, never a tools/call
 
     def applies(self, ctx: CallContext) -> bool:
         return ctx.method == "resources/read" and (

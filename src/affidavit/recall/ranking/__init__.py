@@ -11,7 +11,11 @@ The core scorer, for every memory (docs/recall.md, "How ranking works"):
   a hopeless question to certainty), capped below what a conclusive literal match reaches.
   ``p_lex`` is the share of the question's self-information ``I(t) = log((N+1)/df(t))``
   that a record holds, against at least one unique term's worth, so a term unique to one
-  memory is near-conclusive and a term in a tenth of the vault is almost nothing.
+  memory is near-conclusive and a term in a tenth of the vault is almost nothing. Terms
+  are matched on their inflection stem (:func:`affidavit.recall.ranking.channels.stem`),
+  and a term counts only as far as the records holding it are in the question's sense:
+  the best cosine among them within LEX_SENSE_NEAR of the best match counts in full,
+  beyond LEX_SENSE_FAR not at all (a word whose every record is about something else).
 - Priors multiply, so they reorder matches and never surface a non-match: importance
   centred on 0.5; for an opinion, a recency bonus halving every OPINION_HALF_LIFE_DAYS
   since its last re-affirmation; for a question that names a date

@@ -20,7 +20,7 @@ from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex
 from affidavit.recall.ranking.conversation import Conversations, grown
 from affidavit.recall.ranking.entry import Entry, Filters, Hit
 from affidavit.recall.ranking.page import spread
-from affidavit.recall.ranking.score import literal_evidence, prior_ceiling, rank
+from affidavit.recall.ranking.score import literal_evidence, prior_ceiling, rank, sense
 
 if TYPE_CHECKING:
     import numpy as np
@@ -162,6 +162,8 @@ class RecallIndex:
                 pool = None
             semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
+            if attempt == 0 and semantic and query_vector is not None:
+                literal = literal.in_sense(sense(self.vector, semantic, query_vector, exhausted))
             lexical = literal.p_lex(None if exhausted else semantic.keys())
             best = rank(self, semantic, lexical, dates, filters, now, exclude, want, top_k is None)
             hits = spread(best, want, self._entries, self.vector.similarity)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 # --- channel weights ------------------------------------------------------------------------
 #: Weight of the semantic channel: with MiniLM the literal channel is the stronger one on
-#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52), and 0.4/0.6 or
-#: 0.5/0.5 gained nothing measurable on the agent-memory tuning half.
+#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52); 0.4/0.6 gains
+#: agent-memory recall@1 (+0.015 on its tuning half) and loses LoCoMo's tuning recall@5
+#: (-0.018 [-0.031, -0.006]), 0.5/0.5 loses it more.
 W_VEC = 0.3
 #: Weight of the literal channel; its ceiling (4.8) stays far above the semantic one (0.64),
 #: so a conclusive literal match (a ticket id, a SHA) outranks any paraphrase.
@@ -36,6 +37,15 @@ LEX_CAP = 0.999
 COMMON_SHARE = 0.20
 #: Below this many records the share rule cannot tell a common term; every term counts.
 COMMON_MIN_RECORDS = 50
+#: A question term is literal evidence in full when a record holding it comes within this
+#: much cosine of the best semantic match, and none when none comes within LEX_SENSE_FAR:
+#: a word whose every record is about something else is another sense of it or a
+#: coincidence ("manager" in "Aiko joined as an engineering manager", cosine 0.25, asked
+#: "Who is Rania's manager?", best 0.66). On both tuning halves the terms that found an
+#: answer came within 0.25 of the best in 99% of questions, while half of the AM terms
+#: that found none lay 0.33 or more below it.
+LEX_SENSE_NEAR = 0.2
+LEX_SENSE_FAR = 0.4
 #: The rarest terms' postings, up to this many records, create literal candidates; scoring
 #: ~4,300 candidates a query cost 27 ms at 100k memories (recall_measures.py).
 LEX_CANDIDATE_BUDGET = 1000

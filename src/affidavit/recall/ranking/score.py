@@ -1,5 +1,9 @@
 """How one question's candidates are scored: channel evidence, priors, age, and the floors.
 
+Literal evidence is the question's informative terms with their postings
+(:func:`literal_evidence`), each scaled by how far its records share the question's sense
+(:func:`sense`).
+
 The formulas are in :mod:`affidavit.recall.ranking` (the package docstring); every constant
 they use is read from :mod:`.params` at call time. :func:`rank` returns the best candidates
 by score, the pool :mod:`.page` then picks the page from.
@@ -9,14 +13,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from affidavit.recall import dates as named_dates
 from affidavit.recall.ranking import params
-from affidavit.recall.ranking.channels import KeywordIndex, query_terms
+from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex, query_terms
 from affidavit.recall.ranking.entry import Entry, Filters, Hit
 
 if TYPE_CHECKING:
@@ -113,36 +117,58 @@ def _parse_time(value: str) -> datetime:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
-@dataclass
-class LiteralEvidence:
-    """Literal evidence for one question.
+@dataclass(frozen=True)
+class _Term:
+    """One informative question term: its information and the records holding it.
 
-    The rarest terms' postings (up to LEX_CANDIDATE_BUDGET records) create candidates; more
-    frequent terms only add their information to records already in play, unless the search
-    is exhaustive (the last pool widening), where every posting counts.
+    ``core`` terms (the rarest, up to LEX_CANDIDATE_BUDGET records) create candidates; the
+    others only add their information to records already in play, unless the search is
+    exhaustive (the last pool widening), where every posting counts.
     """
 
-    core: dict[int, float]
-    boosts: list[tuple[set[int], float]]
+    info: float
+    postings: Collection[int]
+    core: bool
+
+
+@dataclass(frozen=True)
+class LiteralEvidence:
+    """Literal evidence for one question: its informative terms, and the question's whole
+    information (the share's denominator)."""
+
+    terms: tuple[_Term, ...]
     denominator: float
 
     def p_lex(self, extra: Iterable[int] | None) -> dict[int, float]:
         """p_lex for the core candidates plus ``extra`` slots (``None``: every posting)."""
-        raw = dict(self.core)
+        boosts = [t for t in self.terms if not t.core and t.info > 0]
+        raw: dict[int, float] = {}
+        for term in self.terms:
+            if term.core and term.info > 0:
+                for slot in term.postings:
+                    raw[slot] = raw.get(slot, 0.0) + term.info
+        for slot in raw:
+            raw[slot] += sum(t.info for t in boosts if slot in t.postings)
         if extra is None:
-            extra = set().union(*(members for members, _ in self.boosts))
+            extra = set().union(*(t.postings for t in boosts))
         for slot in extra:
             if slot not in raw:
-                got = sum(info for members, info in self.boosts if slot in members)
+                got = sum(t.info for t in boosts if slot in t.postings)
                 if got:
                     raw[slot] = got
         return {slot: min(params.LEX_CAP, s / self.denominator) for slot, s in raw.items()}
+
+    def in_sense(self, related: Callable[[Collection[int]], float]) -> LiteralEvidence:
+        """Each term's information scaled by ``related`` of its postings (0-1); the
+        denominator stays: a term in the wrong sense is information no memory answers."""
+        terms = tuple(replace(t, info=t.info * related(t.postings)) for t in self.terms)
+        return LiteralEvidence(terms, self.denominator)
 
 
 def literal_evidence(keyword: KeywordIndex, question: str) -> LiteralEvidence:
     """The question's literal evidence: per-term postings weighted by self-information."""
     n = len(keyword)
-    terms: list[tuple[int, float, str]] = []
+    found: list[tuple[int, float, str]] = []
     info_total = 0.0
     for term in query_terms(question) if n else []:
         if term in params.FUNCTION_WORDS:
@@ -153,22 +179,53 @@ def literal_evidence(keyword: KeywordIndex, question: str) -> LiteralEvidence:
         info = math.log((n + 1) / max(df, 1))
         info_total += info
         if df:
-            terms.append((df, info, term))
-    terms.sort()
-    core: dict[int, float] = {}
-    boosts: list[tuple[set[int], float]] = []
+            found.append((df, info, term))
+    found.sort()
+    terms: list[_Term] = []
     fetched = 0
-    for i, (df, info, term) in enumerate(terms):
+    for i, (df, info, term) in enumerate(found):
         postings = keyword.postings(term)
         if i == 0 or fetched + df <= params.LEX_CANDIDATE_BUDGET:
             fetched += df
-            for slot in postings:
-                core[slot] = core.get(slot, 0.0) + info
+            terms.append(_Term(info, postings, core=True))
         else:
-            boosts.append((set(postings), info))
-    for slot in core:
-        core[slot] += sum(info for members, info in boosts if slot in members)
-    return LiteralEvidence(core, boosts, max(info_total, math.log(n + 1)))
+            terms.append(_Term(info, set(postings), core=False))
+    return LiteralEvidence(tuple(terms), max(info_total, math.log(n + 1)))
+
+
+def sense(
+    vector: VectorIndex,
+    semantic: dict[int, float],
+    query_vector: npt.NDArray[np.float32],
+    exhaustive: bool,
+) -> Callable[[Collection[int]], float]:
+    """How far a term's records share the question's sense (0-1): the best cosine among
+    them against the best of all (LEX_SENSE_NEAR, LEX_SENSE_FAR).
+
+    ``semantic`` is the vector pool (the best cosines; ``exhaustive``: every record with
+    a vector), so a record outside it is below the pool's worst: only when that could
+    still count is anything computed, over the term's records alone.
+    """
+    best = max(semantic.values())
+    worst = min(semantic.values())
+
+    def related(postings: Collection[int]) -> float:
+        pooled = semantic.keys() & postings
+        if pooled:
+            closest: float | None = max(semantic[slot] for slot in pooled)
+        elif exhaustive:
+            closest = None  # none of them has a vector: nothing to judge by
+        elif best - worst >= params.LEX_SENSE_FAR:
+            closest = worst  # below the pool: out of the question's sense either way
+        else:
+            closest = vector.best_cosine(postings, query_vector)
+        if closest is None:
+            return 1.0
+        gap = best - closest
+        near, far = params.LEX_SENSE_NEAR, params.LEX_SENSE_FAR
+        return min(1.0, max(0.0, (far - gap) / (far - near)))
+
+    return related
 
 
 def rank(

@@ -1,0 +1,174 @@
+"""Screenshots of every console page, for docs/console.md.
+
+Run: ``python scripts/console_screenshots.py [--out docs/console]``. Drives a real console
+(and a real proxy in front of the lying backend of the proxy tests) with Debian's Chromium
+through Playwright, on invented data, and writes one PNG per page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.console.browser import RunningConsole, launch_chromium  # noqa: E402
+from tests.console.pages import (  # noqa: E402
+    add_record,
+    build,
+    check_result,
+    load_export,
+    open_console,
+    quote_sentence,
+)
+from tests.exports.synthetic import write_chatgpt  # noqa: E402
+from tests.proxy._verifier_fixtures import LYING_BACKEND, init_repo  # noqa: E402
+from tests.support import cli_env  # noqa: E402
+
+CONVERSATIONS = [
+    (
+        "Tool library",
+        [
+            ("user", "I run the tool library on Larkspur Lane. Borrowing is free for members."),
+            ("assistant", "Noted: you run the tool library, and members borrow for free."),
+            ("user", "Drills go out for three days. Everything else goes out for a week."),
+            ("assistant", "Three days for drills, a week for the rest."),
+        ],
+    ),
+    (
+        "Repair café",
+        [
+            ("user", "The repair café opens on Saturday mornings at nine. Bring your own tea."),
+            ("assistant", "Saturday at nine, tea not included."),
+        ],
+    ),
+    ("Garden plot", [("user", "Our plot is number 14, next to the compost bins.")]),
+]
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = cli_env(home)
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def pack_pages(page: Any, console: RunningConsole, work: Path, out: Path) -> Path:
+    """The pack maker (loaded, refused, built) and the checker (verified, tampered)."""
+    export = write_chatgpt(work / "conversations.json", CONVERSATIONS)
+    load_export(page, console, export)
+    quote_sentence(page, "I run the tool library on Larkspur Lane.")
+    add_record(page, "Running the tool library", "roles")
+    quote_sentence(page, "Drills go out for three days.")
+    quote_sentence(page, "Everything else goes out for a week.")
+    page.fill("input[name=topic]", "Loan periods")
+    page.fill("input[name=category]", "rules")
+    check_result(page, "ok")
+    page.screenshot(path=str(out / "pack-maker.png"), full_page=True)
+    page.fill("textarea[name=quote-1]", "Everything else goes out for two weeks.")
+    check_result(page, "error")
+    page.locator(".maker").screenshot(path=str(out / "pack-maker-refused.png"))
+    page.fill("textarea[name=quote-1]", "Everything else goes out for a week.")
+    add_record(page, "Loan periods", "rules")
+
+    key = work / "pack-signing"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "librarian", "-f", str(key)],
+        check=True,
+    )
+    pack = work / "library-pack"
+    build(page, "Tool library", folder=pack, key=key)
+    page.screenshot(path=str(out / "pack-built.png"), full_page=True)
+
+    fingerprint = page.locator("#built dd").filter(has_text="SHA256:").first.inner_text()
+    page.goto(console.origin + "/pack-check/")
+    page.fill("input[name=pack_dir]", str(pack))
+    page.fill("input[name=trusted_fingerprint]", fingerprint)
+    page.check("input[name=strict]")
+    page.click("button:has-text('Check the pack')")
+    page.wait_for_selector("#result")
+    page.screenshot(path=str(out / "pack-check.png"), full_page=True)
+
+    records = pack / "records.jsonl"
+    records.write_bytes(records.read_bytes().replace(b"Larkspur", b"Larkspar"))
+    page.fill("input[name=pack_dir]", str(pack))
+    page.click("button:has-text('Check the pack')")
+    page.wait_for_selector("#result .notice.error")
+    page.locator("#result").screenshot(path=str(out / "pack-check-tampered.png"))
+    return pack
+
+
+def proxy_page(page: Any, console: RunningConsole, work: Path, home: Path, out: Path) -> None:
+    """Proxy calls: verified, contradicted and denied calls, a filter and a policy replay."""
+    from _rpc import LineClient  # benchmarks/_rpc.py
+
+    repo = init_repo(work / "repo")
+    plan = work / "plan.json"
+    plan.write_text(json.dumps({"git_commit": "fabricated"}))
+    policy = work / "policy.yaml"
+    policy.write_text(
+        'rules:\n  - tool: "git_checkout"\n    action: deny\n    reason: stay on main\n'
+    )
+    backend = [sys.executable, str(LYING_BACKEND), "--repo-path", str(repo), "--plan", str(plan)]
+    argv = [sys.executable, "-m", "affidavit", "proxy", "--audit-log", str(home / "audit.jsonl")]
+    argv += ["--policy", str(policy), "--root", str(repo), "--", *backend]
+    open_console(page, console, "/proxy/")
+    proxy = LineClient(argv, _env(home), cwd=REPO)
+    try:
+        proxy.initialize()
+        for name, arguments in [
+            ("write_file", {"path": "notes.txt", "content": "opening hours\n"}),
+            ("git_commit", {"message": "Add opening hours"}),
+            ("git_branch", {"name": "winter-hours"}),
+            ("git_checkout", {"name": "winter-hours"}),
+            ("write_file", {"path": "rota.txt", "content": "Saturday: Ada\n"}),
+        ]:
+            proxy.request("tools/call", {"name": name, "arguments": arguments})
+    finally:
+        proxy.close()
+    page.locator("#calls tr[data-index='5']").wait_for()
+    stricter = work / "stricter.yaml"
+    stricter.write_text(
+        'default: require-approval\nrules:\n  - tool: "write_*"\n    action: allow\n'
+    )
+    page.fill("input[name=policy]", str(stricter))
+    page.click("#replay-form button")
+    page.wait_for_selector("#replay .notice")
+    page.screenshot(path=str(out / "proxy.png"), full_page=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "console")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        home = work / "home"
+        home.mkdir()
+        console = RunningConsole(["--audit-log", str(home / "audit.jsonl")], _env(home))
+        try:
+            with sync_playwright() as playwright:
+                browser = launch_chromium(playwright)
+                page = browser.new_page(viewport={"width": 1360, "height": 900})
+                open_console(page, console)
+                page.screenshot(path=str(args.out / "home.png"))
+                pack_pages(page, console, work, args.out)
+                proxy_page(page, console, work, home, args.out)
+                browser.close()
+        finally:
+            console.stop()
+    for png in sorted(args.out.glob("*.png")):
+        print(png.relative_to(REPO))
+
+
+if __name__ == "__main__":
+    main()

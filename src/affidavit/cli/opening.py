@@ -1,0 +1,49 @@
+"""How a command gets at the vault: open it, asking a person at a terminal for the passphrase.
+
+Every command that reads or writes memories opens the vault here, so the unlock rules are the
+same everywhere: an unlock session or ``AFFIDAVIT_PASSPHRASE`` opens it; otherwise, on a
+terminal, the user is asked; otherwise the command fails with the advice to unlock.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from affidavit.cli import passphrase
+from affidavit.core.errors import LockedError
+
+if TYPE_CHECKING:
+    from affidavit.recall import Memory
+    from affidavit.vault import Vault
+
+_log = logging.getLogger(__name__)
+
+
+def open_vault(*, keyfile: Path | None = None) -> Vault:
+    """Open the selected vault; on a terminal, a locked vault asks for its passphrase."""
+    from affidavit.vault import Vault
+
+    try:
+        vault = Vault.open(keyfile=keyfile)
+    except LockedError:
+        if not passphrase.may_prompt():
+            raise
+        vault = Vault.open(passphrase=passphrase.current(), keyfile=keyfile)
+    _log.info("opened the vault at %s", vault.path)  # AFFIDAVIT_VAULT or AFFIDAVIT_HOME chose it
+    return vault
+
+
+@contextmanager
+def open_memory() -> Iterator[Memory]:
+    """The memories of the opened vault, closed again when the block ends."""
+    from affidavit.recall import Memory
+
+    vault = open_vault()
+    try:
+        yield Memory(vault)
+    finally:
+        vault.close()
