@@ -17,6 +17,10 @@ _.intra_op_num_threads  # onnxruntime's SessionOptions (recall/embedder.py)
 _.inter_op_num_threads
 _.log_severity_level
 _.enable_cpu_mem_arena
+_.should_exit  # uvicorn's Server, which stops when it is set (console/server.py)
+
+# Methods a framework calls on our subclasses.
+_.format_commands  # click.Group: writes the Commands section of --help (cli/lazy.py)
 
 # Keys of JSON values (TypedDicts): read by whoever receives the JSON (--json, MCP clients).
 superseded_by  # recall/views.py
@@ -36,3 +40,4 @@ is_armed  # core/sandbox.py: tests/packs/test_sandbox.py checks the sandbox is a
 _.as_args  # packs/trust.py: tests/packs/test_trust_flags.py round-trips the trust flags
 is_expired  # recall/lifecycle.py: the expiry rule, tested on its own (tests/recall/test_claims.py)
 _.wait_ready  # recall/ranking/channels.py: benchmarks/recall_measures.py, tests of the HNSW build
+_.message_count  # exports/model.py: tests/exports/test_readers.py counts what a reader read

@@ -116,7 +116,7 @@ audit = LazyGroup(
 )
 
 
-def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
         click.echo(f"affidavit {__version__}")
         ctx.exit()

@@ -45,8 +45,8 @@ def console(
     """A local web console: make and check packs, watch proxy verdicts.
 
     Packs are made from chat exports and checked as `pack verify` checks them; the proxy's
-    verdicts appear live as its audit log grows. It listens on 127.0.0.1 only and answers only a browser holding this launch's token
-    (in the link it prints).
+    verdicts appear live as its audit log grows. It listens on 127.0.0.1 only and answers
+    only a browser holding this launch's token (in the link it prints).
     """
     from affidavit.console import serve
 

@@ -90,7 +90,7 @@ def _stop_when_stdin_closes(server: object) -> None:
     threading.Thread(target=watch, name="affidavit-console-stdin", daemon=True).start()
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
