@@ -65,6 +65,20 @@ def test_verbose_shows_affidavits_info_records(home: Path, tmp_path: Path) -> No
     assert run_cli(["memory", "recent"], home, env=env).stderr == ""
 
 
+def test_affidavit_debug_shows_affidavits_own_records_as_verbose_does(
+    home: Path, tmp_path: Path
+) -> None:
+    """A server an MCP client starts gets no -vv; AFFIDAVIT_DEBUG=1 is how its bugs' tracebacks
+    reach stderr (ADR 102), so the variable raises affidavit's log records as -vv does."""
+    from tests.vault.conftest import create_test_vault, vault_env
+
+    create_test_vault(tmp_path / "vault").close()
+    env = vault_env(tmp_path / "vault", tmp_path / "run") | {"AFFIDAVIT_DEBUG": "1"}
+    told = run_cli(["memory", "recent"], home, env=env)
+    assert told.returncode == 0, told.stderr
+    assert f"affidavit: info: opened the vault at {tmp_path / 'vault'}\n" in told.stderr
+
+
 def test_other_libraries_stay_at_warnings_even_at_debug(home: Path) -> None:
     """The MCP SDK's debug records may quote a message (a passphrase for memory_unlock), and
     a server's stderr lands in the client's log: -vv is for affidavit's own records."""

@@ -123,7 +123,13 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 
 def _setup(assert_offline: bool, verbose: int, quiet: bool) -> None:
-    """What every command shares: the offline guard, and where log records go."""
+    """What every command shares: the offline guard, and where log records go.
+
+    ``AFFIDAVIT_DEBUG=1`` is ``-vv``: a server started by an MCP client is rarely given flags,
+    and its bugs are logged with their tracebacks only then (ADR 102).
+    """
+    import os
+
     from affidavit.cli import logs
     from affidavit.core.errors import UsageError
 
@@ -133,7 +139,8 @@ def _setup(assert_offline: bool, verbose: int, quiet: bool) -> None:
         offline.install()
     if verbose and quiet:
         raise UsageError("--verbose and --quiet contradict each other", "give one of them")
-    logs.configure(-1 if quiet else verbose)
+    debug = os.environ.get("AFFIDAVIT_DEBUG") == "1"
+    logs.configure(2 if debug else -1 if quiet else verbose)
 
 
 root = LazyGroup(
