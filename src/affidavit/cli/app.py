@@ -40,6 +40,7 @@ memory = LazyGroup(
         "import": f"{_VAULT}:import_",
         "serve": f"{_SERVER}:serve",
         "grant": f"{_SERVER}:grant",
+        "token": "affidavit.cli.tokens:token",
         "unlock-tool": f"{_SERVER}:unlock_tool",
         "passwd": f"{_VAULT}:passwd",
         "2fa": LazyGroup(
