@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from affidavit.core.errors import LockedError, UsageError
+from affidavit.core.errors import AffidavitError, LockedError, UsageError
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -246,6 +246,8 @@ class Gate:
             caller = await anyio.to_thread.run_sync(self.auth.caller_for, token)
         except LockedError:
             return await _refuse(send, 503, UNLOCK_HINT)
+        except AffidavitError as exc:  # no vault, a wrong passphrase: the server's own problem
+            return await _refuse(send, 503, f"cannot check tokens: {exc}")
         if caller is None:
             return await _refuse(send, 401, "unknown or revoked token")
         wait = self.limit.wait(caller)
