@@ -40,7 +40,6 @@ memory = LazyGroup(
         "import": f"{_VAULT}:import_",
         "serve": f"{_SERVER}:serve",
         "grant": f"{_SERVER}:grant",
-        "token": "affidavit.cli.tokens:token",
         "unlock-tool": f"{_SERVER}:unlock_tool",
         "passwd": f"{_VAULT}:passwd",
         "2fa": LazyGroup(
@@ -55,6 +54,7 @@ memory = LazyGroup(
             help="Reproducible benchmarks of this installation.",
             commands={"retrieval": f"{_RECALL}:bench_retrieval"},
         ),
+        "token": "affidavit.cli.tokens:token",
     },
 )
 

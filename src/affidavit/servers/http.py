@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 PATH = "/mcp"
-DEFAULT_PORT = 8765
 DEFAULT_RATE = 50.0
 """Requests per second one caller may make, sustained (a burst of as many is allowed)."""
 DEFAULT_MAX_BODY = 1024 * 1024

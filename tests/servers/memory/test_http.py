@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID
 
 from tests.servers.http_support import JSON_HEADERS, SEARCH_CALL, http_client, http_server
 from tests.servers.memory.conftest import LIGHT, VaultSetup, body, run
-from tests.support import run_cli
+from tests.support import INSPECTOR, cli_env, inspector_cli, inspector_tool_call, run_cli
 
 SERVE = ["serve", "--http", "127.0.0.1:0"]
 
@@ -33,7 +33,9 @@ def issue(setup: VaultSetup, caller: str) -> str:
     return token
 
 
-def post(url: str, token: str | None, payload: object = SEARCH_CALL, **headers: str) -> httpx2.Response:
+def post(
+    url: str, token: str | None, payload: object = SEARCH_CALL, **headers: str
+) -> httpx2.Response:
     sent = {**JSON_HEADERS, **headers}
     if token is not None:
         sent["authorization"] = f"Bearer {token}"
@@ -234,3 +236,23 @@ def test_tls_with_a_self_signed_certificate(setup: VaultSetup, tmp_path: Path) -
         run(scenario)
         with pytest.raises(httpx2.HTTPError):  # an untrusted certificate is refused
             httpx2.post(server.url, content=b"{}", timeout=30)
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector not installed (.ci/node-tools)")
+def test_inspector_cli_calls_memory_search_over_http(setup: VaultSetup) -> None:
+    token = issue(setup, "cursor")
+    with http_server(SERVE, setup.home, setup.env(**LIGHT)) as server:
+        call = inspector_tool_call("memory_search", query="anything")
+        done = inspector_cli(
+            [
+                server.url,
+                "--transport",
+                "http",
+                "--header",
+                f"Authorization: Bearer {token}",
+                *call,
+            ],
+            cli_env(setup.home),
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["structuredContent"]["results"] == []
