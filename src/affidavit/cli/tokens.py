@@ -14,7 +14,7 @@ import click
 from affidavit.cli.params import json_option
 
 if TYPE_CHECKING:
-    from affidavit.recall.tokens import TokenInfo
+    from affidavit.recall import tokens as token_store
 
 
 @click.command("token")
@@ -54,7 +54,7 @@ def token(caller: str | None, list_: bool, revoke: bool, as_json: bool) -> None:
     )
 
 
-def _show(found: list[TokenInfo], as_json: bool) -> None:
+def _show(found: list[token_store.TokenInfo], as_json: bool) -> None:
     from affidavit.cli.output import print_json, stdout
 
     if as_json:

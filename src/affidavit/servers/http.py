@@ -22,6 +22,7 @@ needs ``--allow-remote`` and either TLS or an explicit ``--insecure-http``.
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import json
 import math
@@ -147,17 +148,15 @@ class FileToken:
                 f"--token-file {path} holds no token of 16 characters or more",
                 "e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))' > FILE",
             )
-        from affidavit.recall.tokens import digest
+        from affidavit.recall import tokens
 
-        self._digest = digest(token)
+        self._digest = tokens.digest(token)
 
     def caller_for(self, token: str) -> str | None:
         """The one caller, when ``token`` is the file's token."""
-        import hmac
+        from affidavit.recall import tokens
 
-        from affidavit.recall.tokens import digest
-
-        return self.caller if hmac.compare_digest(digest(token), self._digest) else None
+        return self.caller if hmac.compare_digest(tokens.digest(token), self._digest) else None
 
 
 class RateLimit:
