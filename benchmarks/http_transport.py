@@ -10,7 +10,9 @@ Rows:
 
 - memory_search p50/p95 over HTTP: one keep-alive connection POSTing ``tools/call`` (the
   stateless server needs no handshake), so the figure is the server and HTTP, not a client
-  library; the same through the official SDK client (``mcp.Client``) is shown next to it;
+  library. Each query is also sent to a stdio ``affidavit serve`` right after (paired, so
+  both see the same machine load): the difference is what HTTP costs. The same searches
+  through the official SDK client (``mcp.Client``) are shown too;
 - C clients x K calls at once (threads, one connection each): wall time, calls/s, p50/p95,
   and errors (any non-200, JSON-RPC error or ``isError`` result). The server runs with
   ``--rate-limit 100000``: all clients share one caller, and the default limit (50 requests/s
@@ -38,7 +40,7 @@ from typing import Any
 
 import httpx2
 
-from mcp_server import PEOPLE, THINGS, _fill, _ms, _unlock  # benchmarks/ is on sys.path
+from mcp_server import PEOPLE, THINGS, Server, _fill, _ms, _unlock  # benchmarks/ is on sys.path
 
 HEADERS = {
     "content-type": "application/json",
@@ -61,6 +63,20 @@ def _search(http: httpx2.Client, url: str, query: str) -> bool:
         return False
     body = reply.json()
     return "result" in body and not body["result"].get("isError")
+
+
+def _paired(url: str, token: str, stdio: Server, queries: list[str]) -> tuple[list[float], ...]:
+    """Each query over HTTP, then over stdio, one after the other: both under the same load."""
+    over_http, over_stdio, errors = [], [], 0
+    with httpx2.Client(headers={"authorization": f"Bearer {token}"}, timeout=120) as http:
+        for query in queries:
+            begun = time.perf_counter()
+            errors += not _search(http, url, query)
+            over_http.append(time.perf_counter() - begun)
+            begun = time.perf_counter()
+            stdio.call("memory_search", {"query": query})
+            over_stdio.append(time.perf_counter() - begun)
+    return over_http, over_stdio, [errors]
 
 
 def _timed_searches(url: str, token: str, queries: list[str]) -> tuple[list[float], int]:
@@ -152,7 +168,10 @@ def main() -> None:
         stack.callback(process.terminate)
 
         _timed_searches(url, token, ["warm up the index"])  # vault open, index, model
-        times, errors = _timed_searches(url, token, _queries(args.queries, 11))
+        stdio = Server(env, caller="bench")
+        stack.callback(stdio.close)
+        stdio.call("memory_search", {"query": "warm up the index"})
+        times, stdio_times, (errors,) = _paired(url, token, stdio, _queries(args.queries, 11))
         sdk = asyncio.run(_sdk_searches(url, token, _queries(args.queries, 12)))
 
         results: list[tuple[list[float], int]] = [([], 0)] * args.clients
@@ -174,6 +193,7 @@ def main() -> None:
         (f"memory_search p50 over HTTP at {args.memories}", f"{_ms(times, 0.5):.1f} ms"),
         ("memory_search p95 over HTTP", f"{_ms(times, 0.95):.1f} ms"),
         ("errors in those searches", errors),
+        ("same searches over stdio, p50 (paired)", f"{_ms(stdio_times, 0.5):.1f} ms"),
         ("same through the SDK client, p50", f"{_ms(sdk, 0.5):.1f} ms"),
         (f"{args.clients} clients x {args.calls} calls: wall", f"{wall:.1f} s"),
         ("  calls/s", f"{len(all_times) / wall:.0f}"),
