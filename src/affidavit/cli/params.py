@@ -79,11 +79,13 @@ def http_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--rate-limit",
             type=click.FloatRange(min=1.0),
+            metavar="N",
             help="Requests per second one caller may make (default 50).",
         ),
         click.option(
             "--max-body",
             type=click.IntRange(min=1024),
+            metavar="BYTES",
             help="Largest request body in bytes (default 1048576).",
         ),
     ]
