@@ -54,6 +54,7 @@ memory = LazyGroup(
             help="Reproducible benchmarks of this installation.",
             commands={"retrieval": f"{_RECALL}:bench_retrieval"},
         ),
+        "token": "affidavit.cli.tokens:token",
     },
 )
 

@@ -7,10 +7,14 @@ imports click and nothing else at load time: the MCP SDK is the one big import o
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.params import PATH
+from affidavit.cli.params import PATH, http_options
+
+if TYPE_CHECKING:
+    from affidavit.servers.http import HttpOptions
 
 
 @click.command("serve")
@@ -24,14 +28,29 @@ from affidavit.cli.params import PATH
     type=PATH,
     help="Vault directory (default: AFFIDAVIT_VAULT or ~/.affidavit/vault).",
 )
-def serve(caller: str, vault: Path | None) -> None:
-    """Serve the memory vault to an MCP client over stdio.
+@http_options
+def serve(caller: str, vault: Path | None, http: HttpOptions | None) -> None:
+    """Serve the memory vault to an MCP client over stdio (or --http).
 
     14 memory_* tools. The vault is opened after the handshake; a locked vault still serves
-    memory_status and answers every other call with the advice to unlock.
+    memory_status and answers every other call with the advice to unlock. Over --http each
+    client sends a bearer token from `affidavit grant token CALLER`, which names its caller.
     """
     from affidavit.recall import access
 
+    if http is not None:
+        source = click.get_current_context().get_parameter_source("caller")
+        if source is click.core.ParameterSource.COMMANDLINE:
+            from affidavit.core.errors import UsageError
+
+            raise UsageError(
+                "--caller does not apply to --http: each token names its caller",
+                "issue one per caller with `affidavit grant token CALLER`",
+            )
+        from affidavit.servers.memory.http import serve_http
+
+        serve_http(http, vault)
+        return
     access.check_name(caller, "caller")  # one line on stderr, before any MCP code is imported
     from affidavit.servers.memory import serve as run
 
@@ -49,8 +68,16 @@ def grant(
 ) -> None:
     """Give CALLER rw, ro or no access to NAMESPACE.
 
-    Grants are sealed in the vault's settings; --list shows them.
+    Grants are sealed in the vault's settings; --list shows them. `grant token CALLER` issues
+    CALLER's HTTP bearer token (the same as `affidavit token CALLER`).
     """
+    if caller == "token" and namespace and not mode and not list_:
+        from affidavit.cli.tokens import token
+
+        click.get_current_context().invoke(
+            token, caller=namespace, list_=False, revoke=False, as_json=json_out
+        )
+        return
     from affidavit.cli.opening import open_vault
     from affidavit.cli.output import print_json, stdout
     from affidavit.core.errors import UsageError

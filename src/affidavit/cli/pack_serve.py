@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING
 import click
 
 from affidavit.cli.output import warn
+from affidavit.cli.params import check_token_file, http_options, token_file_option
 from affidavit.core.errors import UsageError
 
 if TYPE_CHECKING:
     from affidavit.packs import TrustOptions
+    from affidavit.servers.http import HttpOptions
 
 PACK_FLAG = "--pack"
 _USAGE = "usage: affidavit pack serve --pack /absolute/pack/dir [trust flags]"
@@ -49,22 +51,29 @@ def parse_serve_args(args: Sequence[str]) -> tuple[Path, TrustOptions]:
     options_metavar="--pack DIR [TRUST FLAGS]",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
+@http_options
+@token_file_option
 @click.pass_context
-def serve(ctx: click.Context) -> None:
-    """Serve a verified pack to one MCP client over stdio.
+def serve(ctx: click.Context, http: HttpOptions | None, token_file: Path | None) -> None:
+    """Serve a verified pack to one MCP client over stdio (or --http).
 
     Tools: verified_memory_search and verified_memory_get. Flags: --pack DIR (absolute,
     required), and the trust flags of `pack verify`: --trusted-keys FILE,
     --trusted-fingerprint FP, --revoked-keys FILE, --min-sequence N, --require-signature,
     --strict. The pack is verified before stdio connects; if its files change while serving,
-    every call is refused until restart.
+    every call is refused until restart. Over --http clients send the bearer token of
+    --token-file (required), and the process stays read-only.
     """
     pack_dir, trust = parse_serve_args(ctx.args)
+    check_token_file(http, token_file)
     from affidavit.packs import verify_pack
 
     pack = verify_pack(pack_dir, trust)  # before any MCP code runs or stdio is connected
     for message in pack.warnings:
         warn(message)
-    from affidavit.servers.packs import serve_pack
+    from affidavit.servers.packs import serve_pack, serve_pack_http
 
-    serve_pack(pack)
+    if http is not None and token_file is not None:
+        serve_pack_http(pack, http, token_file)
+    else:
+        serve_pack(pack)

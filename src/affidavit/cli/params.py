@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,3 +17,99 @@ MANY: dict[str, Any] = {"multiple": True, "default": ()}
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 """``--json``, the same on every command that returns data: one JSON document on stdout."""
+
+
+def http_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--http HOST:PORT`` and its companions, handed to ``command`` as one ``http``
+    argument: an :class:`affidavit.servers.http.HttpOptions`, or None to serve over stdio."""
+
+    @functools.wraps(command)
+    def wrapper(
+        *args: Any,
+        http: str | None,
+        allow_remote: bool,
+        tls_cert: Path | None,
+        tls_key: Path | None,
+        insecure_http: bool,
+        rate_limit: float | None,
+        max_body: int | None,
+        **kwargs: Any,
+    ) -> Any:
+        from affidavit.core.errors import UsageError
+        from affidavit.servers import http as transport
+
+        extras = allow_remote or insecure_http or tls_cert or tls_key or rate_limit or max_body
+        if http is None and extras:
+            raise UsageError("the HTTP options need --http HOST:PORT", "add --http 127.0.0.1:8765")
+        options = None
+        if http is not None:
+            host, port = transport.parse_address(http)
+            options = transport.HttpOptions(
+                host,
+                port,
+                allow_remote=allow_remote,
+                tls_cert=tls_cert,
+                tls_key=tls_key,
+                insecure_http=insecure_http,
+                rate_limit=rate_limit or transport.DEFAULT_RATE,
+                max_body=max_body or transport.DEFAULT_MAX_BODY,
+            )
+            options.check()  # before anything is opened or bound
+        return command(*args, http=options, **kwargs)
+
+    decorators = [
+        click.option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+            "(port 0: a free one).",
+        ),
+        click.option(
+            "--allow-remote",
+            is_flag=True,
+            help="Allow a HOST other than 127.0.0.1 (needs TLS or --insecure-http).",
+        ),
+        click.option("--tls-cert", type=PATH, help="PEM certificate chain: serve HTTPS."),
+        click.option("--tls-key", type=PATH, help="PEM private key of --tls-cert."),
+        click.option(
+            "--insecure-http",
+            is_flag=True,
+            help="Allow plain HTTP on a remote address (behind your own TLS proxy only).",
+        ),
+        click.option(
+            "--rate-limit",
+            type=click.FloatRange(min=1.0),
+            metavar="N",
+            help="Requests per second one caller may make (default 50).",
+        ),
+        click.option(
+            "--max-body",
+            type=click.IntRange(min=1024),
+            metavar="BYTES",
+            help="Largest request body in bytes (default 1048576).",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        wrapper = decorate(wrapper)
+    return wrapper
+
+
+token_file_option = click.option(
+    "--token-file",
+    type=PATH,
+    help="With --http: a file (mode 0600) whose first line is the bearer token clients send.",
+)
+"""The HTTP token of a server without a vault (pack serve, devserver); required with --http."""
+
+
+def check_token_file(http: Any, token_file: Path | None) -> None:
+    """UsageError unless --token-file comes exactly with --http (a server without a vault)."""
+    from affidavit.core.errors import UsageError
+
+    if http is not None and token_file is None:
+        raise UsageError(
+            "--http needs --token-file: clients must present a bearer token",
+            "write one to a file with mode 0600 and pass --token-file FILE",
+        )
+    if http is None and token_file is not None:
+        raise UsageError("--token-file needs --http HOST:PORT", "add --http 127.0.0.1:8765")

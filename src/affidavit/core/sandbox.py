@@ -74,6 +74,7 @@ _PROCESS_EVENTS = frozenset(
 
 _armed_reason: str | None = None
 _hook_installed = False
+_accepting = False
 
 
 class SandboxViolation(PolicyError, PermissionError):
@@ -96,6 +97,8 @@ def _refusal(event: str, args: tuple[Any, ...]) -> str | None:
         return f"change the filesystem ({event})"
     if event in _PROCESS_EVENTS:
         return f"start a process ({event})"
+    if event == "socket.__new__" and _accepting:
+        return None  # the socket object of an accepted connection; bind and connect stay refused
     if event.startswith("socket."):
         return f"use a socket ({event})"
     return None
@@ -112,17 +115,21 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         )
 
 
-def arm(reason: str) -> None:
+def arm(reason: str, *, accept_connections: bool = False) -> None:
     """Refuse writes, processes and sockets in this process from now on; cannot be undone.
 
     ``reason`` names who armed it (for example ``"pack server"``) and appears in every
-    refusal, so a user seeing one knows which read-only mode they hit.
+    refusal, so a user seeing one knows which read-only mode they hit. ``accept_connections``
+    lets a server that bound its listening socket before arming accept clients on it: Python
+    makes a socket object for each accepted connection (``socket.__new__``); binding,
+    connecting, name lookups and sending to an address stay refused.
     """
-    global _armed_reason, _hook_installed
+    global _armed_reason, _hook_installed, _accepting
     if not _hook_installed:
         sys.addaudithook(_hook)
         _hook_installed = True
     _armed_reason = reason
+    _accepting = _accepting or accept_connections
 
 
 def is_armed() -> bool:

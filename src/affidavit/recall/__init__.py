@@ -28,6 +28,8 @@ Public API (every name is loaded on first use)::
     access        callers, namespaces and grants: check_name, default_namespace, Grants,
                   Access, grant, unlock_tool_enabled, set_unlock_tool, DEFAULT_CALLER
     bench         the retrieval benchmark runner behind ``affidavit bench retrieval``
+    tokens        HTTP bearer tokens per caller, hashed and sealed: issue, revoke, listing,
+                  caller_for, digest, TokenInfo
 """
 
 from typing import TYPE_CHECKING
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING
 from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from affidavit.recall import access, bench
+    from affidavit.recall import access, bench, tokens
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.embedder import availability, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
@@ -88,5 +90,6 @@ __all__ = [
     "search_json",
     "shared_embedder",
     "store_json",
+    "tokens",
 ]
 __getattr__, __dir__ = lazy_exports(globals())

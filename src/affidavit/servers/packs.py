@@ -24,7 +24,8 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from affidavit import __version__
 from affidavit.core import sandbox
@@ -32,6 +33,9 @@ from affidavit.core.errors import AffidavitError, IntegrityError, UsageError
 from affidavit.packs import MAX_QUERY_CHARS, Filters, PackFormatError, PackIndex, VerifiedPack
 from affidavit.packs import format as fmt
 from affidavit.servers.toolkit import ToolSpec, answer, check_arguments
+
+if TYPE_CHECKING:
+    from affidavit.servers.http import HttpOptions
 
 SEARCH_TOOL = "verified_memory_search"
 GET_TOOL = "verified_memory_get"
@@ -220,3 +224,22 @@ def serve_pack(pack: VerifiedPack) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(run)
+
+
+def serve_pack_http(pack: VerifiedPack, options: HttpOptions, token_file: Path) -> None:
+    """Serve a verified pack over Streamable HTTP to clients holding ``token_file``'s token.
+
+    The sandbox is armed once the listening socket is bound, before the first client is
+    accepted: from then on the process may accept connections and read, nothing else.
+    """
+    from affidavit.servers.http import FileToken, serve
+
+    auth = FileToken(token_file, "pack")
+    server = _build_server(PackTools(pack))
+    serve(
+        options,
+        auth,
+        lambda _caller: server,
+        what="the verified pack",
+        on_start=lambda: sandbox.arm("pack server", accept_connections=True),
+    )
