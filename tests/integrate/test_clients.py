@@ -49,6 +49,20 @@ EXPECTED = {
         "AppData/Roaming/Block/goose/config/config.yaml",
     ),
     "lmstudio": (".lmstudio/mcp.json",) * 3,
+    "vscode-insiders": (
+        ".config/Code - Insiders/User/mcp.json",
+        "Library/Application Support/Code - Insiders/User/mcp.json",
+        "AppData/Roaming/Code - Insiders/User/mcp.json",
+    ),
+    "roo": tuple(
+        f"{base}/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"
+        for base in (".config", "Library/Application Support", "AppData/Roaming")
+    ),
+    "kiro": (".kiro/settings/mcp.json",) * 3,
+    "amazon-q": (".aws/amazonq/mcp.json",) * 3,
+    "copilot-cli": (".copilot/mcp-config.json",) * 3,
+    "qwen": (".qwen/settings.json",) * 3,
+    "opencode": (".config/opencode/opencode.json",) * 3,
 }
 
 
@@ -79,6 +93,10 @@ def test_unknown_client_names_the_known_ones():
         client("emacs")
 
 
+def _launch_args(c, entry: dict) -> list[str]:
+    return entry[c.command_key][1:] if c.argv else entry["args"]
+
+
 def _server_map(key: str, path: Path) -> dict:
     text = path.read_text()
     c = BY_KEY[key]
@@ -95,9 +113,9 @@ def test_add_writes_an_absolute_command_that_the_client_format_parses(c, fake_ho
     outcome = install.add(c, caller="agent-a")
     assert outcome.action == "added"
     entry = _server_map(c.key, c.config_path())["affidavit"]
-    command = entry.get(c.command_key)
+    command = entry[c.command_key][0] if c.argv else entry[c.command_key]
     assert Path(command).is_absolute() and Path(command).exists()
-    assert entry["args"][-3:] == ["serve", "--caller", "agent-a"]
+    assert _launch_args(c, entry)[-3:] == ["serve", "--caller", "agent-a"]
     assert install.add(c, caller="agent-a").action == "unchanged"
     assert install.remove(c).action == "restored"
     assert not c.config_path().exists()  # the file did not exist before: it is gone again
