@@ -110,12 +110,12 @@ def _server_map(key: str, path: Path) -> dict:
 
 @pytest.mark.parametrize("c", CLIENTS, ids=lambda c: c.key)
 def test_add_writes_an_absolute_command_that_the_client_format_parses(c, fake_home):
-    outcome = install.add(c, caller="agent-a")
+    outcome = install.add(c, install.memory_entry("agent-a"))
     assert outcome.action == "added"
     entry = _server_map(c.key, c.config_path())["affidavit"]
     command = entry[c.command_key][0] if c.argv else entry[c.command_key]
     assert Path(command).is_absolute() and Path(command).exists()
     assert _launch_args(c, entry)[-3:] == ["serve", "--caller", "agent-a"]
-    assert install.add(c, caller="agent-a").action == "unchanged"
+    assert install.add(c, install.memory_entry("agent-a")).action == "unchanged"
     assert install.remove(c).action == "restored"
     assert not c.config_path().exists()  # the file did not exist before: it is gone again
