@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 import uuid
-from pathlib import Path
 
 import anyio
 import pytest
@@ -78,7 +77,11 @@ def test_the_image_is_built_in_stages_and_the_last_copies_from_the_build():
 
 
 def test_every_base_image_is_pinned_to_a_release_or_a_digest():
-    local = {stage[0][1].split()[-1] for stage in _stages(DOCKERFILE.read_text()) if " AS " in stage[0][1]}
+    local = {
+        stage[0][1].split()[-1]
+        for stage in _stages(DOCKERFILE.read_text())
+        if " AS " in stage[0][1]
+    }
     for base in _bases(DOCKERFILE.read_text()):
         if base in local:
             continue
@@ -178,7 +181,12 @@ def _docker(image: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_image_runs_unprivileged_with_the_model_inside(image):
     assert _docker(image, "id", "-u").stdout.strip() == "10001"
-    found = _docker(image, "python", "-c", "from affidavit.recall.embedder import availability as a; print(a()['semantic'])")
+    found = _docker(
+        image,
+        "python",
+        "-c",
+        "from affidavit.recall.embedder import availability as a; print(a()['semantic'])",
+    )
     assert found.stdout.strip() == "True", found.stderr
     assert _docker(image, "--version").stdout.startswith("affidavit ")
 

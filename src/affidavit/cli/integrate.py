@@ -105,12 +105,12 @@ def integrate(
     name: str | None,
     dry_run: bool,
 ) -> None:
-    """Add the memory server, a pack or a proxied server to an MCP client's config.
+    """Add affidavit's servers to an MCP client's config.
 
-    The config is backed up first, merged (your other servers and keys stay) and written
-    atomically; --remove CLIENT [--name N] takes it out again. `--pack DIR [-- TRUST FLAGS]`
-    wires the pack's read-only server (verified now, and at every start); `--proxy --name N
-    -- CMD ARGS` wires CMD behind the verifying proxy.
+    By default the memory server; `--pack DIR [-- TRUST FLAGS]` wires the pack's read-only
+    server instead (verified now, and at every start), `--proxy --name N -- CMD ARGS` wires
+    CMD behind the verifying proxy. The config is backed up first, merged (your other servers and keys stay) and written
+    atomically; --remove CLIENT [--name N] takes it out again.
     """
     from affidavit.integrate import install
     from affidavit.integrate.clients import client as lookup

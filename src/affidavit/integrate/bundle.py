@@ -225,10 +225,9 @@ def build(out: Path, on_file: Callable[[int, int], None] | None = None) -> Bundl
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for done, (name, content) in enumerate(_entries(files), start=1):
                 info = zipfile.ZipInfo(name, date_time=_EPOCH)
-                info.compress_type = zipfile.ZIP_DEFLATED
                 info.external_attr = 0o644 << 16
                 data = content if isinstance(content, bytes) else content.read_bytes()
-                archive.writestr(info, data)
+                archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
                 if on_file is not None:
                     on_file(done, total)
         Path(tmp).chmod(0o644)
@@ -237,7 +236,8 @@ def build(out: Path, on_file: Callable[[int, int], None] | None = None) -> Bundl
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(out.parent)
-    return Bundle(out, out.stat().st_size, total, _platform(), f"{sys.version_info[0]}.{sys.version_info[1]}")
+    python = "{}.{}".format(*sys.version_info[:2])
+    return Bundle(out, out.stat().st_size, total, _platform(), python)
 
 
 def default_name() -> str:

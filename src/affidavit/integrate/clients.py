@@ -2,8 +2,9 @@
 
 Locations are the user-level (global) config of each client on Linux, macOS and Windows, as
 their documentation gives them. ``XDG_CONFIG_HOME``, ``APPDATA``, ``CODEX_HOME``,
-``COPILOT_HOME`` and ``CLAUDE_CONFIG_DIR`` are honoured where the client honours them. A client counts as installed
-here when the directory it keeps its config in exists (a client creates it on first run).
+``COPILOT_HOME`` and ``CLAUDE_CONFIG_DIR`` are honoured where the client honours them. A client
+counts as installed here when the directory it keeps its config in exists (a client creates it
+on first run).
 """
 
 from __future__ import annotations
