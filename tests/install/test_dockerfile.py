@@ -201,3 +201,24 @@ def test_image_serves_memory_tools_over_stdio(image):
             return [t.name for t in (await client.list_tools()).tools]
 
     assert "memory_status" in anyio.run(run)
+
+
+def test_everything_copied_is_in_the_build_context():
+    """The context is an allow-list: each COPY source (and the README pyproject names) must be
+    let in, or the build fails far from the cause."""
+    import tomllib
+
+    allowed = {
+        line[1:].rstrip("/")
+        for line in (REPO_ROOT / ".dockerignore").read_text().splitlines()
+        if line.startswith("!")
+    }
+    sources = []
+    for word, rest in _instructions(DOCKERFILE.read_text()):
+        if word == "COPY" and "--from=" not in rest:
+            sources += rest.split()[:-1]
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    assert sources and project["readme"] in sources
+    for source in sources:
+        assert source in allowed, f"COPY {source}: left out by .dockerignore"
+        assert (REPO_ROOT / source).exists()
