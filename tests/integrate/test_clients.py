@@ -63,6 +63,7 @@ EXPECTED = {
     "copilot-cli": (".copilot/mcp-config.json",) * 3,
     "qwen": (".qwen/settings.json",) * 3,
     "opencode": (".config/opencode/opencode.json",) * 3,
+    "kilo": (".config/kilo/kilo.jsonc",) * 3,
 }
 
 

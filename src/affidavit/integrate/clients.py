@@ -341,6 +341,15 @@ CLIENTS: tuple[Client, ...] = (
         new_entry_extra={"type": "local", "enabled": True},
         argv=True,
     ),
+    Client(
+        "kilo",
+        "Kilo Code",
+        "json",
+        ("mcp",),
+        _everywhere(_under(_xdg, "kilo", "kilo.jsonc")),
+        new_entry_extra={"type": "local", "enabled": True},
+        argv=True,
+    ),
 )
 
 BY_KEY: dict[str, Client] = {client.key: client for client in CLIENTS}
