@@ -109,8 +109,9 @@ def integrate(
 
     By default the memory server; `--pack DIR [-- TRUST FLAGS]` wires the pack's read-only
     server instead (verified now, and at every start), `--proxy --name N -- CMD ARGS` wires
-    CMD behind the verifying proxy. The config is backed up first, merged (your other servers and keys stay) and written
-    atomically; --remove CLIENT [--name N] takes it out again.
+    CMD behind the verifying proxy. The config is backed up first, merged (your other
+    servers and keys stay) and written atomically; --remove CLIENT [--name N] takes it out
+    again.
     """
     from affidavit.integrate import install
     from affidavit.integrate.clients import client as lookup
