@@ -163,3 +163,14 @@ def test_every_client_keeps_its_other_servers_byte_for_byte(c, fake_home):
     assert install.remove(c, "fronted").action == "restored"
     assert install.remove(c).action == "restored"
     assert path.read_bytes() == original
+
+
+def test_all_with_proxy_takes_the_whole_command_after_the_dashes(home, cursor):
+    (home / ".kiro" / "settings").mkdir(parents=True)
+    done = run_cli(
+        ["integrate", "--all", "--proxy", "--name", "echo", "--", "/bin/cat", "-u"], home
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(line.split(":")[0] for line in done.stdout.splitlines()) == ["cursor", "kiro"]
+    args = _servers(cursor)["echo"]["args"]
+    assert args[args.index("--") + 1 :] == ["/bin/cat", "-u"]
