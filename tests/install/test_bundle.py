@@ -170,3 +170,14 @@ def test_the_model_inside_passes_its_sha256_check(unpacked):
     )
     found = subprocess.run([PYTHON, "-S", "-c", code], capture_output=True, text=True, check=False)
     assert found.stdout.strip() == "True", found.stderr
+
+
+@pytest.mark.parametrize("where", ["folder", "under-a-file"])
+def test_an_output_that_cannot_be_written_is_one_line_and_leaves_nothing(home, tmp_path, where):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    out = tmp_path if where == "folder" else blocker / "a.mcpb"
+    done = run_cli(["bundle", "--out", str(out)], home)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr and "--out" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "home"]

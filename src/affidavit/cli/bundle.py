@@ -28,7 +28,7 @@ def bundle(out: Path | None) -> None:
     from affidavit.integrate import bundle as mcpb
 
     target = out or Path.cwd() / mcpb.default_name()
-    with Progress(console=stderr, transient=True) as bar:
+    with Progress(console=stderr, transient=True, disable=not stderr.is_terminal) as bar:
         task = bar.add_task("bundling", total=None)
         built = mcpb.build(target, lambda done, of: bar.update(task, completed=done, total=of))
     size = f"{built.size / 1_000_000:.1f} MB"

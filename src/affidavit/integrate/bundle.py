@@ -30,7 +30,7 @@ from typing import Any
 
 from affidavit import __version__
 from affidavit.core.atomic import fsync_dir
-from affidavit.core.errors import UnsupportedError
+from affidavit.core.errors import UnsupportedError, UsageError
 
 MANIFEST_VERSION = "0.3"
 ROOT_DISTRIBUTION = "affidavit"
@@ -216,10 +216,17 @@ def _entries(files: dict[str, Path]) -> Iterator[tuple[str, bytes | Path]]:
 def build(out: Path, on_file: Callable[[int, int], None] | None = None) -> Bundle:
     """Write the bundle to ``out`` (atomically: a temp file renamed over it)."""
     out = out.expanduser().absolute()
+    if out.is_dir():
+        raise UsageError(f"{out} is a folder", "give --out a file name, e.g. affidavit.mcpb")
     files = lib_files(runtime_distributions())
     total = len(files) + 2
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write the bundle in {out.parent} ({exc.strerror})", "choose another --out"
+        ) from None
     os.close(fd)
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
