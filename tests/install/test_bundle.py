@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 import affidavit
-from tests.support import PYTHON, run_cli
+from tests.support import NODE_TOOLS, PYTHON, run_cli
 from tests.vault.conftest import create_test_vault
 
 USER_OPTION = {
@@ -105,6 +105,22 @@ def test_the_manifest_has_the_mcpb_shape_and_a_settings_form(manifest, unpacked)
     assert "${user_config.vault}" in args and "${user_config.caller}" in args
     platform = "linux" if sys.platform.startswith("linux") else sys.platform
     assert manifest["compatibility"]["platforms"] == [platform]
+
+
+def test_the_official_mcpb_tool_accepts_the_manifest(unpacked):
+    """``mcpb validate`` (@anthropic-ai/mcpb, installed by .ci/run with the other Node peers)
+    checks the manifest against the spec's own schema."""
+    mcpb = NODE_TOOLS / ".bin" / "mcpb"
+    if not mcpb.exists():
+        pytest.skip(f"the official mcpb CLI is not installed at {mcpb} (.ci/run installs it)")
+    done = subprocess.run(
+        [str(mcpb), "validate", str(unpacked / "manifest.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and "validation passes" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_bundle_carries_the_runtime_and_nothing_of_the_dev_tools(built):
