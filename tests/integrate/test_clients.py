@@ -120,3 +120,13 @@ def test_add_writes_an_absolute_command_that_the_client_format_parses(c, fake_ho
     assert install.add(c, install.memory_entry("agent-a")).action == "unchanged"
     assert install.remove(c).action == "restored"
     assert not c.config_path().exists()  # the file did not exist before: it is gone again
+
+
+def test_every_client_is_documented_with_its_file():
+    from tests.support import REPO_ROOT
+
+    table = (REPO_ROOT / "docs" / "integrate.md").read_text()
+    for c in CLIENTS:
+        row = next((line for line in table.splitlines() if line.startswith(f"| `{c.key}` |")), "")
+        linux = str(c.config_path(platform="linux", home=Path("~"), env={}))
+        assert row and linux.split("/")[-1] in row, c.key
