@@ -12,6 +12,6 @@ def fake_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point HOME, AFFIDAVIT_HOME and the XDG/APPDATA/client overrides at a temp dir."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("AFFIDAVIT_HOME", str(home / ".affidavit"))
-    for name in ("XDG_CONFIG_HOME", "APPDATA", "CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+    for name in ("XDG_CONFIG_HOME", "APPDATA", "CODEX_HOME", "COPILOT_HOME", "CLAUDE_CONFIG_DIR"):
         monkeypatch.delenv(name, raising=False)
     return home

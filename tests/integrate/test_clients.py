@@ -49,6 +49,21 @@ EXPECTED = {
         "AppData/Roaming/Block/goose/config/config.yaml",
     ),
     "lmstudio": (".lmstudio/mcp.json",) * 3,
+    "vscode-insiders": (
+        ".config/Code - Insiders/User/mcp.json",
+        "Library/Application Support/Code - Insiders/User/mcp.json",
+        "AppData/Roaming/Code - Insiders/User/mcp.json",
+    ),
+    "roo": tuple(
+        f"{base}/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"
+        for base in (".config", "Library/Application Support", "AppData/Roaming")
+    ),
+    "kiro": (".kiro/settings/mcp.json",) * 3,
+    "amazon-q": (".aws/amazonq/mcp.json",) * 3,
+    "copilot-cli": (".copilot/mcp-config.json",) * 3,
+    "qwen": (".qwen/settings.json",) * 3,
+    "opencode": (".config/opencode/opencode.json",) * 3,
+    "kilo": (".config/kilo/kilo.jsonc",) * 3,
 }
 
 
@@ -79,6 +94,10 @@ def test_unknown_client_names_the_known_ones():
         client("emacs")
 
 
+def _launch_args(c, entry: dict) -> list[str]:
+    return entry[c.command_key][1:] if c.argv else entry["args"]
+
+
 def _server_map(key: str, path: Path) -> dict:
     text = path.read_text()
     c = BY_KEY[key]
@@ -92,12 +111,22 @@ def _server_map(key: str, path: Path) -> dict:
 
 @pytest.mark.parametrize("c", CLIENTS, ids=lambda c: c.key)
 def test_add_writes_an_absolute_command_that_the_client_format_parses(c, fake_home):
-    outcome = install.add(c, caller="agent-a")
+    outcome = install.add(c, install.memory_entry("agent-a"))
     assert outcome.action == "added"
     entry = _server_map(c.key, c.config_path())["affidavit"]
-    command = entry.get(c.command_key)
+    command = entry[c.command_key][0] if c.argv else entry[c.command_key]
     assert Path(command).is_absolute() and Path(command).exists()
-    assert entry["args"][-3:] == ["serve", "--caller", "agent-a"]
-    assert install.add(c, caller="agent-a").action == "unchanged"
+    assert _launch_args(c, entry)[-3:] == ["serve", "--caller", "agent-a"]
+    assert install.add(c, install.memory_entry("agent-a")).action == "unchanged"
     assert install.remove(c).action == "restored"
     assert not c.config_path().exists()  # the file did not exist before: it is gone again
+
+
+def test_every_client_is_documented_with_its_file():
+    from tests.support import REPO_ROOT
+
+    table = (REPO_ROOT / "docs" / "integrate.md").read_text()
+    for c in CLIENTS:
+        row = next((line for line in table.splitlines() if line.startswith(f"| `{c.key}` |")), "")
+        linux = str(c.config_path(platform="linux", home=Path("~"), env={}))
+        assert row and linux.split("/")[-1] in row, c.key

@@ -1,4 +1,5 @@
-"""wrap/unwrap on the remaining shapes: VS Code JSONC, Zed's nested form, Continue's list."""
+"""wrap/unwrap on the remaining shapes: VS Code JSONC, Zed's nested form, Continue's list,
+opencode's one-list command."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ mcpServers:
   - name: remote
     type: streamable-http
     url: https://example.invalid/mcp
+"""
+OPENCODE = """{
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "time": {"type": "local", "command": ["uvx", "mcp-server-time"], "enabled": true},
+    "docs": {"type": "remote", "url": "https://example.invalid/mcp", "enabled": true}
+  }
+}
 """
 
 
@@ -85,3 +94,15 @@ def test_continue_list_entries(fake_home):
     assert wrapping.wrap(BY_KEY["continue"]).written is False  # idempotent
     wrapping.unwrap(BY_KEY["continue"])
     assert path.read_text() == CONTINUE
+
+
+def test_opencode_command_list_is_wrapped_as_one_list(fake_home):
+    path = _setup(fake_home, "opencode", OPENCODE)
+    result = wrapping.wrap(BY_KEY["opencode"])
+    assert {d.server: d.action for d in result.decisions} == {"time": "wrap", "docs": "skip"}
+    time = json.loads(path.read_text())["mcp"]["time"]
+    assert "args" not in time and time["type"] == "local" and time["enabled"] is True
+    assert time["command"][-5:] == ["proxy", "--receipts", "--", "uvx", "mcp-server-time"]
+    assert wrapping.wrap(BY_KEY["opencode"]).written is False  # idempotent
+    wrapping.unwrap(BY_KEY["opencode"])
+    assert path.read_text() == OPENCODE

@@ -180,6 +180,7 @@ root = LazyGroup(
         "proxy": proxy,
         "dev": dev,
         "integrate": f"{_INTEGRATE}:integrate",
+        "bundle": "affidavit.cli.bundle:bundle",
         "console": "affidavit.cli.console:console",
         "audit": audit,
         "completion": "affidavit.cli.completion:completion",

@@ -13,6 +13,7 @@ from affidavit.core.errors import AffidavitError, InputError, UsageError
 
 if TYPE_CHECKING:
     from affidavit.integrate.clients import Client
+    from affidavit.integrate.install import Entry
 
 
 def _installed() -> list[Client]:
@@ -72,6 +73,12 @@ _CLIENT = click.option("--client", help="Only this client's config.")
 
 @click.command("integrate")
 @click.argument("client", required=False, help="Client to wire, e.g. claude-code, cursor.")
+@click.argument(
+    "command",
+    nargs=-1,
+    type=click.UNPROCESSED,
+    help="After --: the server to front (--proxy) or pack serve's trust flags (--pack).",
+)
 @click.option("--list", "list_", is_flag=True, help="List the known clients and their files.")
 @click.option("--all", "all_", is_flag=True, help="Wire every known client installed here.")
 @click.option("--remove", metavar="CLIENT", help="Take affidavit out of CLIENT's config again.")
@@ -81,20 +88,30 @@ _CLIENT = click.option("--client", help="Only this client's config.")
     type=PATH,
     help="The vault the server opens (default: AFFIDAVIT_VAULT, else yours).",
 )
+@click.option("--pack", type=PATH, help="Wire `pack serve` for this verified pack instead.")
+@click.option("--proxy", is_flag=True, help="Wire the server after -- behind the proxy instead.")
+@click.option("--name", help="The entry's name (default: affidavit; pack-DIRNAME for --pack).")
 @_DRY_RUN
 def integrate(
     client: str | None,
+    command: tuple[str, ...],
     list_: bool,
     all_: bool,
     remove: str | None,
     caller: str | None,
     vault: Path | None,
+    pack: Path | None,
+    proxy: bool,
+    name: str | None,
     dry_run: bool,
 ) -> None:
-    """Add the memory server to an MCP client's config.
+    """Add affidavit's servers to an MCP client's config.
 
-    The config is backed up first, merged (your other servers and keys stay) and written
-    atomically; --remove takes it out again.
+    By default the memory server; `--pack DIR [-- TRUST FLAGS]` wires the pack's read-only
+    server instead (verified now, and at every start), `--proxy --name N -- CMD ARGS` wires
+    CMD behind the verifying proxy. The config is backed up first, merged (your other
+    servers and keys stay) and written atomically; --remove CLIENT [--name N] takes it out
+    again.
     """
     from affidavit.integrate import install
     from affidavit.integrate.clients import client as lookup
@@ -102,34 +119,83 @@ def integrate(
     if list_:
         _show_list()
         return
-    if caller is not None:
-        from affidavit.recall import access
-
-        access.check_name(caller, "caller")
+    if all_ and client and proxy:
+        command, client = (client, *command), None  # after --, click filled CLIENT first
     if sum(bool(x) for x in (client, all_, remove)) != 1:
         raise UsageError("name one CLIENT, or pass --all, --remove CLIENT or --list")
     if remove:
         target = lookup(remove)
-        outcome = install.remove(target, dry_run=dry_run)
-        stdout.print(f"{target.key}: {outcome.action}: {outcome.path} ({outcome.detail})")
+        gone = install.remove(target, install.check_name(name or "affidavit"), dry_run=dry_run)
+        stdout.print(f"{target.key}: {gone.action}: {gone.path} ({gone.detail})", markup=False)
         return
+    entry, chosen = _entry(command, caller, vault, pack, proxy, name)
     targets = [lookup(client)] if client else _installed()
     if not targets:
         stdout.print("no known MCP client is installed here (see affidavit integrate --list)")
         return
-    from affidavit.core import paths
-
-    chosen = (vault or paths.vault_dir()).expanduser().absolute()
 
     def job(c: Client) -> None:
-        outcome = install.add(c, caller=caller, vault=chosen, dry_run=dry_run)
+        outcome = install.add(c, entry, dry_run=dry_run)
         prefix = "would be " if dry_run and outcome.action != "unchanged" else ""
         stdout.print(f"{c.key}: {prefix}{outcome.action}: {outcome.path}", markup=False)
         if dry_run and outcome.entry_text is not None:
             stdout.print(outcome.entry_text, markup=False, end="")
 
     _run_each(targets, "integrate", job)
-    _warn_if_no_vault(chosen)
+    if chosen is not None:
+        _warn_if_no_vault(chosen)
+
+
+def _entry(
+    command: tuple[str, ...],
+    caller: str | None,
+    vault: Path | None,
+    pack: Path | None,
+    proxy: bool,
+    name: str | None,
+) -> tuple[Entry, Path | None]:
+    """The entry to wire, and the vault it opens (memory server only); usage errors first."""
+    from affidavit.integrate import install
+
+    if pack is not None and proxy:
+        raise UsageError("--pack and --proxy each wire one server", "give one of them")
+    if (pack is not None or proxy) and (caller or vault):
+        raise UsageError("--caller and --vault are the memory server's", "leave them out")
+    if pack is not None:
+        return _pack_entry(pack, list(command), name), None
+    if proxy:
+        if not name:
+            raise UsageError("--proxy needs --name", "e.g. --name git")
+        return install.proxy_entry(name, list(command)), None
+    if command or name:
+        raise UsageError(
+            "arguments after -- and --name go with --pack or --proxy",
+            "the memory server's entry is always called affidavit",
+        )
+    if caller is not None:
+        from affidavit.recall import access
+
+        access.check_name(caller, "caller")
+    from affidavit.core import paths
+
+    chosen = (vault or paths.vault_dir()).expanduser().absolute()
+    return install.memory_entry(caller, chosen), chosen
+
+
+def _pack_entry(pack: Path, trust_args: list[str], name: str | None) -> Entry:
+    """Verify the pack with the flags `pack serve` will be given, then name its entry."""
+    import re
+
+    from affidavit.cli.pack_serve import PACK_FLAG, parse_serve_args
+    from affidavit.integrate import install
+    from affidavit.packs import verify_pack
+
+    directory = pack.expanduser().absolute()
+    pack_dir, trust = parse_serve_args([PACK_FLAG, str(directory), *trust_args])
+    for message in verify_pack(pack_dir, trust).warnings:
+        warn(message)
+    default = "pack-" + re.sub(r"[^A-Za-z0-9._-]+", "-", directory.name).strip("-")[:59]
+    return install.pack_entry(name or default, pack_dir, trust_args)
 
 
 def _warn_if_no_vault(chosen: Path) -> None:

@@ -1,9 +1,10 @@
 """The MCP clients ``affidavit integrate`` knows: where each keeps its servers, and in what shape.
 
 Locations are the user-level (global) config of each client on Linux, macOS and Windows, as
-their documentation gives them. ``XDG_CONFIG_HOME``, ``APPDATA``, ``CODEX_HOME`` and
-``CLAUDE_CONFIG_DIR`` are honoured where the client honours them. A client counts as installed
-here when the directory it keeps its config in exists (a client creates it on first run).
+their documentation gives them. ``XDG_CONFIG_HOME``, ``APPDATA``, ``CODEX_HOME``,
+``COPILOT_HOME`` and ``CLAUDE_CONFIG_DIR`` are honoured where the client honours them. A client
+counts as installed here when the directory it keeps its config in exists (a client creates it
+on first run).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ def _app_support(home: Path, env: Env) -> Path:
     return home / "Library" / "Application Support"
 
 
-def _vscode_user(platform: str) -> PathRule:
+def _vscode_user(platform: str, product: str = "Code") -> PathRule:
     base = {"linux": _xdg, "darwin": _app_support, "win32": _appdata}[platform]
-    return lambda home, env: base(home, env) / "Code" / "User"
+    return lambda home, env: base(home, env) / product / "User"
 
 
 def _everywhere(rule: PathRule) -> dict[str, PathRule]:
@@ -66,6 +67,7 @@ class Client:
     entry_has_name: bool = False
     marker: PathRule | None = None  # what proves it is installed, when not the config's folder
     projects: tuple[str, str] | None = None  # (parent, child): servers at parent.<project>.child
+    argv: bool = False  # the command and its arguments are one list under command_key (opencode)
 
     def config_path(
         self, *, platform: str | None = None, home: Path | None = None, env: Env | None = None
@@ -95,12 +97,37 @@ class Client:
 
     def stdio_entry(self, name: str, command: str, args: list[str]) -> dict[str, Any]:
         """A new server entry that launches ``command args`` over stdio."""
-        entry: dict[str, Any] = {}
-        if self.entry_has_name:
-            entry["name"] = name
-        entry.update({self.command_key: command, "args": list(args)})
+        entry = self.with_launch({"name": name} if self.entry_has_name else {}, command, args)
         entry.update(self.new_entry_extra)
         return entry
+
+    def launch(self, entry: dict[str, Any]) -> tuple[str, list[str]] | None:
+        """The stdio command and args of ``entry`` (Zed's older nested form and opencode's
+        one-list form included); None when the entry launches nothing we can read."""
+        command: Any = entry.get(self.command_key)
+        args: Any = entry.get("args", [])
+        if isinstance(command, dict):  # Zed's older form: {"command": {"path", "args", "env"}}
+            command, args = command.get("path"), command.get("args", [])
+        elif self.argv and isinstance(command, list) and command:
+            command, args = command[0], command[1:]
+        if not isinstance(command, str) or not command:
+            return None
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            return None
+        return command, list(args)
+
+    def with_launch(self, entry: dict[str, Any], command: str, args: list[str]) -> dict[str, Any]:
+        """``entry`` launching ``command args`` instead, in the shape it already has."""
+        new = dict(entry)
+        nested = new.get(self.command_key)
+        if isinstance(nested, dict):
+            new[self.command_key] = {**nested, "path": command, "args": list(args)}
+        elif self.argv:
+            new[self.command_key] = [command, *args]
+        else:
+            new[self.command_key] = command
+            new["args"] = list(args)
+        return new
 
     def scopes(self, doc: ServerMap) -> list[tuple[str, ServerMap]]:
         """Every server map in a loaded config: ``("", doc)``, then one per project that has
@@ -144,11 +171,17 @@ def _codex(home: Path, env: Env) -> Path:
     return (Path(override) if override else home / ".codex") / "config.toml"
 
 
+def _copilot(home: Path, env: Env) -> Path:
+    override = env.get("COPILOT_HOME")
+    return (Path(override) if override else home / ".copilot") / "mcp-config.json"
+
+
 def _under(rule: PathRule, *parts: str) -> PathRule:
     return lambda home, env: rule(home, env).joinpath(*parts)
 
 
 _CLINE = ("globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
+_ROO = ("globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json")
 
 CLIENTS: tuple[Client, ...] = (
     Client(
@@ -252,6 +285,70 @@ CLIENTS: tuple[Client, ...] = (
         "json",
         ("mcpServers",),
         _everywhere(_home_rule(".lmstudio", "mcp.json")),
+    ),
+    Client(
+        "vscode-insiders",
+        "VS Code Insiders",
+        "json",
+        ("servers",),
+        {p: _under(_vscode_user(p, "Code - Insiders"), "mcp.json") for p in PLATFORMS},
+        new_entry_extra={"type": "stdio"},
+    ),
+    Client(
+        "roo",
+        "Roo Code",
+        "json",
+        ("mcpServers",),
+        {p: _under(_vscode_user(p), *_ROO) for p in PLATFORMS},
+        new_entry_extra={"disabled": False},
+    ),
+    Client(
+        "kiro",
+        "Kiro",
+        "json",
+        ("mcpServers",),
+        _everywhere(_home_rule(".kiro", "settings", "mcp.json")),
+        new_entry_extra={"disabled": False},
+    ),
+    Client(
+        "amazon-q",
+        "Amazon Q Developer CLI",
+        "json",
+        ("mcpServers",),
+        _everywhere(_home_rule(".aws", "amazonq", "mcp.json")),
+    ),
+    Client(
+        "copilot-cli",
+        "GitHub Copilot CLI",
+        "json",
+        ("mcpServers",),
+        _everywhere(_copilot),
+        new_entry_extra={"type": "stdio", "tools": ["*"]},
+    ),
+    Client(
+        "qwen",
+        "Qwen Code",
+        "json",
+        ("mcpServers",),
+        _everywhere(_home_rule(".qwen", "settings.json")),
+    ),
+    Client(
+        "opencode",
+        "opencode",
+        "json",
+        ("mcp",),
+        _everywhere(_under(_xdg, "opencode", "opencode.json")),
+        new_entry_extra={"type": "local", "enabled": True},
+        argv=True,
+    ),
+    Client(
+        "kilo",
+        "Kilo Code",
+        "json",
+        ("mcp",),
+        _everywhere(_under(_xdg, "kilo", "kilo.jsonc")),
+        new_entry_extra={"type": "local", "enabled": True},
+        argv=True,
     ),
 )
 

@@ -49,32 +49,6 @@ class FileResult:
     note: str = ""
 
 
-def _launch(client: Client, entry: dict[str, Any]) -> tuple[str, list[str]] | None:
-    """The stdio command and args of ``entry`` (Zed's older nested form included)."""
-    command: Any = entry.get(client.command_key)
-    args: Any = entry.get("args", [])
-    if isinstance(command, dict):  # Zed's older form: {"command": {"path", "args", "env"}}
-        command, args = command.get("path"), command.get("args", [])
-    if not isinstance(command, str) or not command:
-        return None
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        return None
-    return command, list(args)
-
-
-def _with_launch(
-    client: Client, entry: dict[str, Any], command: str, args: list[str]
-) -> dict[str, Any]:
-    new = dict(entry)
-    nested = new.get(client.command_key)
-    if isinstance(nested, dict):
-        new[client.command_key] = {**nested, "path": command, "args": args}
-    else:
-        new[client.command_key] = command
-        new["args"] = args
-    return new
-
-
 def _remote_reason(entry: dict[str, Any]) -> str | None:
     for key in URL_KEYS:
         if entry.get(key):
@@ -113,7 +87,7 @@ def decide(client: Client, server: str, entry: dict[str, Any]) -> Decision:
     remote = _remote_reason(entry)
     if remote:
         return Decision(server, "skip", remote)
-    launch = _launch(client, entry)
+    launch = client.launch(entry)
     if launch is None:
         return Decision(server, "skip", "no stdio command (built-in or extension-provided)")
     command, args = launch
@@ -124,13 +98,13 @@ def decide(client: Client, server: str, entry: dict[str, Any]) -> Decision:
         if sub[:1] == ["serve"] or sub[:2] in (["memory", "serve"], ["pack", "serve"]):
             return Decision(server, "skip", "affidavit's own server (its answers need no proxy)")
     program, prefix = affidavit_command()
-    new = _with_launch(client, entry, program, [*prefix, *proxy_args(command, args)])
+    new = client.with_launch(entry, program, [*prefix, *proxy_args(command, args)])
     return Decision(server, "wrap", f"{command} -> affidavit proxy -- {command}", new)
 
 
 def unwrapped(client: Client, entry: dict[str, Any]) -> dict[str, Any] | None:
     """``entry`` with the proxy taken out, or None if it is not a wrapped entry."""
-    launch = _launch(client, entry)
+    launch = client.launch(entry)
     if launch is None:
         return None
     sub = affidavit_subcommand(*launch)
@@ -139,7 +113,7 @@ def unwrapped(client: Client, entry: dict[str, Any]) -> dict[str, Any] | None:
     inner = sub[sub.index("--") + 1 :]
     if not inner:
         return None
-    return _with_launch(client, entry, inner[0], inner[1:])
+    return client.with_launch(entry, inner[0], inner[1:])
 
 
 def _unwrapped_entries(client: Client, doc: ServerMap) -> list[tuple[ServerMap, Decision]]:
