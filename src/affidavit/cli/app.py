@@ -66,6 +66,8 @@ pack = LazyGroup(
         "verify": "affidavit.cli.pack_verify:verify",
         "serve": "affidavit.cli.pack_serve:serve",
         "messages": "affidavit.cli.pack_build:messages",
+        "install": "affidavit.cli.pack_install:install",
+        "uninstall": "affidavit.cli.pack_install:uninstall",
     },
 )
 

@@ -28,6 +28,8 @@ Public API (every name is loaded on first use)::
     access        callers, namespaces and grants: check_name, default_namespace, Grants,
                   Access, grant, unlock_tool_enabled, set_unlock_tool, DEFAULT_CALLER
     bench         the retrieval benchmark runner behind ``affidavit bench retrieval``
+    installed_packs   signed packs installed into the vault (``pack install``): install,
+                  uninstall, installed, PackInstall; searched read-only as ``pack:<name>``
 """
 
 from typing import TYPE_CHECKING
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING
 from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from affidavit.recall import access, bench
+    from affidavit.recall import access, bench, installed_packs
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.embedder import availability, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
@@ -81,6 +83,7 @@ __all__ = [
     "availability",
     "bench",
     "embed_missing",
+    "installed_packs",
     "memories_json",
     "memory_json",
     "relation_json",

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, cast
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.recall import access, claims, graph, lifecycle
+from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
 from affidavit.recall.decide import decide, nearest, same_claim
 from affidavit.recall.embedder import (
     Embedder,
@@ -144,6 +145,7 @@ class Memory:
         self._expiring = {
             it.id: str(it.data["expires"]) for it in vault.items(MEMORY) if it.data.get("expires")
         }
+        self.packs = PackShelf(vault)
         vault.add_listener(self._on_change)
 
     @property
@@ -297,6 +299,7 @@ class Memory:
 
     def _require_write(self, namespace: str, where: str) -> None:
         try:
+            refuse_write(namespace)
             self.access.require_write(namespace)
         except PolicyError as exc:
             raise PolicyError(where + exc.message, exc.hint) from None
@@ -422,6 +425,7 @@ class Memory:
         embedding = self.embedder.embed_query_soon(query) if self.embedder is not None else None
         with self._lock, self.index.vector.foreground():
             self._sync()
+            self.packs.sync(self.index)
             hits = self.index.search(
                 query,
                 embedding.result if embedding is not None else None,
@@ -431,15 +435,28 @@ class Memory:
             )
             results: list[MemoryHit] = []
             for hit in hits:
-                view = self._view(self.vault.get(hit.id))
+                view = (
+                    self.packs.view(hit.id)
+                    if self.packs.holds(hit.id)
+                    else self._view(self.vault.get(hit.id))
+                )
                 results.append({**view, "score": round(hit.score, 4), "channels": hit.channels})
-        semantic = embedding is not None
-        return {"results": results, "semantic": semantic, "notice": NOTICE}
+            page: SearchPage = {
+                "results": results,
+                "semantic": embedding is not None,
+                "notice": NOTICE,
+            }
+            if self.packs.warnings:
+                page["warnings"] = self.packs.warnings
+        return page
 
     def get_memory(self, item_id: str) -> MemoryView:
         """One memory by id (superseded ones included); WrongKindError for a relation."""
         with self._lock:
             self._sync()
+            if is_pack_namespace(item_id):
+                self.packs.sync(self.index)
+                return self.packs.view(item_id)
             item = self._readable(item_id, MEMORY)
             if item.id in self._hidden():
                 raise NotFoundError(f"memory {item_id} expired on {item.data.get('expires')}")
@@ -483,6 +500,7 @@ class Memory:
         """
         with self._lock:
             self._sync()
+            refuse_write(item_id)
             try:
                 self.access.writable(item_id)
             except NotFoundError:
@@ -565,11 +583,13 @@ class Memory:
                     "reason": "semantic recall is off: no embedding model loaded",
                 }
             )
+            self.packs.sync(self.index)
             out = {
                 **self.vault.status(),
                 **semantic,
                 "indexed": len(self.index),
                 "vector_index": self.index.vector.mode,
+                "packs": self.packs.status(),
             }
             return cast("RecallStatus", out)
 
