@@ -209,6 +209,11 @@ _MEMORY_OUT: dict[str, Any] = {
             "conversation, the date the question names).",
         },
         "warning": {"type": "string"},
+        "pack": {
+            "type": "object",
+            "description": "Only for a record of an installed signed pack (namespace "
+            "pack:NAME, read-only): the pack, its signer, signed sequence and freshness.",
+        },
     },
     "required": ["id", "text", "source", "namespace", "saved_at"],
 }
@@ -311,6 +316,11 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                         "description": "false when only keyword recall is available.",
                     },
                     "notice": _NOTICE_OUT,
+                    "warnings": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Installed packs left out of this search, and why.",
+                    },
                 },
                 ["results", "notice"],
             ),
@@ -623,7 +633,8 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
             "memory_status",
             "Vault status",
             "Report the vault's state: locked or not, how many memories, whether semantic "
-            "recall is on (embedding model) or keyword-only, and your caller and namespace. "
+            "recall is on (embedding model) or keyword-only, the index, the installed signed "
+            "packs, the audit chain's head, and your caller and namespace. "
             "Works while locked. Cheap; call it when a memory tool fails. To check that "
             "recall actually works end to end, use memory_selftest.",
             input_object({}),
@@ -636,6 +647,30 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                     "semantic": _nullable("boolean"),
                     "vault": {"type": "string"},
                     "unlock_tool_enabled": _nullable("boolean"),
+                    "model": {
+                        **_nullable("string"),
+                        "description": "The embedding model, or null when keyword-only.",
+                    },
+                    "index": {
+                        "type": "object",
+                        "properties": {
+                            "indexed": {"type": "integer"},
+                            "vector_index": {"type": "string"},
+                        },
+                        "description": "Records in the search index (packs included) and "
+                        "how vectors are searched.",
+                    },
+                    "packs": {
+                        "type": "array",
+                        "items": {"type": "object"},
+                        "description": "Installed signed packs: name, namespace, signer, "
+                        "sequence, records, and whether they are in recall (else a warning).",
+                    },
+                    "audit": {
+                        "type": "object",
+                        "properties": {"entries": {"type": "integer"}, "head": {"type": "string"}},
+                        "description": "The sealed audit chain's length and head hash.",
+                    },
                     "hint": {"type": "string"},
                 },
                 ["locked", "caller", "default_namespace"],

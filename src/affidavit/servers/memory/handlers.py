@@ -41,6 +41,7 @@ from affidavit.recall import (
     store_json,
 )
 from affidavit.recall import access as acl
+from affidavit.recall import installed_packs
 from affidavit.servers.toolkit import HiddenToolError
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ class MemoryTools:
     def _namespaces(self, memory: Memory) -> set[str]:
         found = {it.namespace for it in memory.vault.items("memory")}
         found |= {it.namespace for it in memory.vault.items("relation")}
+        found |= {pack.namespace for pack in installed_packs.installed(memory.vault)}
         return found | {self.namespace}
 
     def _readable(self, memory: Memory, namespace: str | None) -> list[str] | None:
@@ -390,6 +392,10 @@ class MemoryTools:
             "memories": count,
             "semantic": bool(status.get("semantic")),
             "unlock_tool_enabled": self._unlock_allowed,
+            "model": status.get("model"),
+            "index": {"indexed": status["indexed"], "vector_index": status["vector_index"]},
+            "packs": [_pack_status(p) for p in status.get("packs", [])],
+            "audit": dict(status["audit"]),
         }
         if not status.get("semantic"):
             out["hint"] = str(status.get("reason") or "semantic recall is off; keyword only")
@@ -459,6 +465,15 @@ class MemoryTools:
         """Drop the vault handle and its keys (server shutdown, after any warm-up)."""
         with self.busy:
             self._drop()
+
+
+def _pack_status(pack: Mapping[str, Any]) -> dict[str, Any]:
+    """An installed pack as memory_status shows it (no trust file paths: they are local)."""
+    keys = ("name", "namespace", "signature", "signer", "sequence", "records", "in_recall")
+    out = {k: pack.get(k) for k in keys}
+    if pack.get("warning"):
+        out["warning"] = pack["warning"]
+    return out
 
 
 def _record_id(args: Mapping[str, Any]) -> str:
