@@ -30,6 +30,8 @@ Public API (every name is loaded on first use)::
     bench         the retrieval benchmark runner behind ``affidavit bench retrieval``
     installed_packs   signed packs installed into the vault (``pack install``): install,
                   uninstall, installed, PackInstall; searched read-only as ``pack:<name>``
+    maintenance   reindex (re-embed on a model change), retag, atomize (split_claims), and
+                  SETTINGS, the sealed settings a user may list, get and set
 """
 
 from typing import TYPE_CHECKING
@@ -37,7 +39,7 @@ from typing import TYPE_CHECKING
 from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from affidavit.recall import access, bench, installed_packs
+    from affidavit.recall import access, bench, installed_packs, maintenance
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.embedder import availability, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
@@ -84,6 +86,7 @@ __all__ = [
     "bench",
     "embed_missing",
     "installed_packs",
+    "maintenance",
     "memories_json",
     "memory_json",
     "relation_json",

@@ -56,6 +56,8 @@ from affidavit.recall import access, claims, graph, lifecycle
 from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
 from affidavit.recall.decide import decide, nearest, same_claim
 from affidavit.recall.embedder import (
+    MODEL_FILE,
+    MODEL_ID,
     Embedder,
     describe,
     shared_embedder,
@@ -90,6 +92,10 @@ if TYPE_CHECKING:
 
 MEMORY = "memory"
 MAX_CHARS_SETTING = "max_memory_chars"
+#: Off: expired memories are hidden from reads but forgotten only by ``expire``.
+AUTO_EXPIRE_SETTING = "auto_expire"
+#: The model the vault's vectors came from (:func:`model_identity`), recorded at first store.
+MODEL_SETTING = "embedding_model"
 #: Rows embedded per step of an import: a progress tick, and a bounded peak of windows.
 EMBED_CHUNK = 256
 _AUTO: Any = object()
@@ -117,6 +123,11 @@ def _entry(item: VaultItem) -> Entry:
 
 def _searchable(item: VaultItem) -> bool:
     return item.kind == MEMORY and not item.data.get("superseded_by")
+
+
+def model_identity() -> dict[str, str]:
+    """The model this installation embeds with: its id and the pinned sha256 of its file."""
+    return {"id": MODEL_ID, "sha256": MODEL_FILE.sha256}
 
 
 def _outcome(
@@ -173,6 +184,13 @@ class Memory:
                 trim_heap()
             return self._index
 
+    def rebuild_index(self) -> int:
+        """Drop the RAM index and build it again from the vault (after a re-embed); its size."""
+        with self._lock:
+            self._index = None
+            self.packs = PackShelf(self.vault)
+            return len(self.index)
+
     @classmethod
     def open(cls, path: Path | None = None) -> Memory:
         """Open the vault (AFFIDAVIT_VAULT / default; unlock rules of ``Vault.open``)."""
@@ -217,7 +235,8 @@ class Memory:
         today = lifecycle.today_utc().isoformat()
         return frozenset(i for i, day in self._expiring.items() if day < today)
 
-    def _max_chars(self) -> int:
+    def max_chars(self) -> int:
+        """The vault's one-claim length limit (setting ``max_memory_chars``)."""
         value = self.vault.get_setting(MAX_CHARS_SETTING, claims.DEFAULT_MAX_CHARS)
         return int(value) if isinstance(value, int) and value > 0 else claims.DEFAULT_MAX_CHARS
 
@@ -236,7 +255,7 @@ class Memory:
             raise InputError("a batch to store needs at least one memory")
         with self._lock, self.index.vector.foreground():
             self._sync()
-            limit = self._max_chars()
+            limit = self.max_chars()
             proposed: list[claims.Claim] = []
             for i, fields in enumerate(batch):
                 where = f"item {i}: " if len(batch) > 1 else ""
@@ -281,6 +300,8 @@ class Memory:
                 for i, item in new
                 for old in proposed[i].supersedes or ()
             }
+            if vectors is not None and new and self.vault.get_setting(MODEL_SETTING) is None:
+                self.vault.set_setting(MODEL_SETTING, model_identity())  # see ``reindex``
             stored = self.vault.put_many([it for _, it in new], amend=amend) if new else []
             for (i, _), item in zip(new, stored, strict=True):
                 superseded = list(proposed[i].supersedes or ())
@@ -509,7 +530,10 @@ class Memory:
             self.vault.forget(item_id, shred=shred)
             return {"id": item_id, "forgotten": True, "shredded": shred}
 
-    def _sweep(self) -> list[str]:
+    def _sweep(self, *, automatic: bool = True) -> list[str]:
+        """Forget expired memories; after a write only while the setting ``auto_expire`` is on."""
+        if automatic and self.vault.get_setting(AUTO_EXPIRE_SETTING, True) is False:
+            return []
         gone = sorted(self._hidden())
         for item_id in gone:
             self.vault.forget(item_id)
@@ -519,7 +543,7 @@ class Memory:
         """Forget every memory whose expiry day has passed; the ids that went."""
         with self._lock:
             self._sync()
-            return {"expired": self._sweep()}
+            return {"expired": self._sweep(automatic=False)}
 
     # -- graph ----------------------------------------------------------------------------------
 
