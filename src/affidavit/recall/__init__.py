@@ -32,6 +32,8 @@ Public API (every name is loaded on first use)::
                   uninstall, installed, PackInstall; searched read-only as ``pack:<name>``
     maintenance   reindex (re-embed on a model change), retag, atomize (split_claims), and
                   SETTINGS, the sealed settings a user may list, get and set
+    pack_source(memory, namespace) -> PackSource   a namespace's memories as the messages
+                  and records ``pack build --from-vault`` builds from (each quotes itself)
 """
 
 from typing import TYPE_CHECKING
@@ -40,6 +42,7 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.recall import access, bench, installed_packs, maintenance
+    from affidavit.recall.pack_source import pack_source
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.embedder import availability, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
@@ -89,6 +92,7 @@ __all__ = [
     "maintenance",
     "memories_json",
     "memory_json",
+    "pack_source",
     "relation_json",
     "run_selftest",
     "search_json",
