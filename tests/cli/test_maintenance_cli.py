@@ -96,10 +96,18 @@ def test_pack_from_vault_signed_installed_and_searched(
     assert done.returncode == 0, done.stderr
     installed = _json(
         run_cli(
-            ["pack", "install", str(signed), f"--trusted-fingerprint={key.fingerprint}",
-             "--name", "teamfacts", "--json"],
-            home, env=env,
-        )  # fmt: skip
+            [
+                "pack",
+                "install",
+                str(signed),
+                f"--trusted-fingerprint={key.fingerprint}",
+                "--name",
+                "teamfacts",
+                "--json",
+            ],
+            home,
+            env=env,
+        )
     )
     assert installed["namespace"] == "pack:teamfacts" and installed["sequence"] == 2
     found = _json(

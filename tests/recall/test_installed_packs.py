@@ -108,7 +108,7 @@ def test_a_key_revoked_after_install_drops_the_pack_out(vault, signed):
 
 
 def test_refused_pack_writes_nothing_and_uninstall(vault, signed, tmp_path):
-    pack, trust, revoked = signed
+    pack, trust, _revoked = signed
     other = make_key(tmp_path / "other-keys", "stranger")
     pinned_elsewhere = TrustOptions(trusted_fingerprints=(other.fingerprint,))
     with pytest.raises(PackRefused, match="not a pinned signer"):

@@ -7,6 +7,7 @@ Each opens the vault like every vault command (:mod:`affidavit.cli.opening`) and
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -58,8 +59,7 @@ def retag(old: str, new: str, namespace: str | None, as_json: bool) -> None:
         print_json(done)
         return
     sys.stdout.write(
-        visible(f"retagged {len(done['retagged'])} memories: {done['old']} -> {done['new']}")
-        + "\n"
+        visible(f"retagged {len(done['retagged'])} memories: {done['old']} -> {done['new']}") + "\n"
     )
 
 
@@ -104,6 +104,7 @@ def selftest(as_json: bool) -> None:
     from affidavit.recall import availability, run_selftest
 
     model = availability()
+    vault: dict[str, Any]
     try:
         with open_memory() as m:
             vault = {"opened": True, "records": len(m.vault)}
@@ -121,7 +122,7 @@ def selftest(as_json: bool) -> None:
     else:
         lines = [
             f"model   {model.get('model') or 'off'}"
-            + (f" (sha256 verified)" if model.get("semantic") else f": {model.get('reason')}"),
+            + (" (sha256 verified)" if model.get("semantic") else f": {model.get('reason')}"),
             f"vault   {'opens' if vault['opened'] else 'does not open: ' + str(vault['error'])}",
             f"recall  {sum(c['found'] for c in recall['checks'])}/{len(recall['checks'])} "
             f"checks passed, search p50 {recall.get('search_p50_ms', 0):.1f} ms",

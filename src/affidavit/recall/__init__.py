@@ -42,10 +42,10 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.recall import access, bench, installed_packs, maintenance
-    from affidavit.recall.pack_source import pack_source
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.embedder import availability, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
+    from affidavit.recall.pack_source import pack_source
     from affidavit.recall.selftest import run_selftest
     from affidavit.recall.views import (
         NOTICE,

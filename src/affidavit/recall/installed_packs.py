@@ -19,7 +19,6 @@ records would take minutes, and an install must stay a verification (ADR 0135).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -153,7 +152,7 @@ def _stat(path: Path | None) -> tuple[int, int, int] | None:
     if path is None:
         return None
     try:
-        st = os.stat(path)
+        st = path.stat()
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -270,7 +269,9 @@ class PackShelf:
     def status(self) -> list[dict[str, Any]]:
         """Each installed pack and whether it is in recall now."""
         out = [{**lo.install.as_dict(), "in_recall": True} for lo in self._loaded.values()]
-        out += [{**data, "in_recall": False, "warning": why} for data, why in self._refused.values()]
+        out += [
+            {**data, "in_recall": False, "warning": why} for data, why in self._refused.values()
+        ]
         return sorted(out, key=lambda p: str(p["name"]))
 
 

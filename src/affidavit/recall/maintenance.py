@@ -71,9 +71,7 @@ def reindex(
     }
 
 
-def retag(
-    memory: Memory, old: str, new: str, *, namespace: str | None = None
-) -> dict[str, Any]:
+def retag(memory: Memory, old: str, new: str, *, namespace: str | None = None) -> dict[str, Any]:
     """Rename tag ``old`` to ``new`` (merging if a memory has both) on writable memories."""
     old_tag, new_tag = old.strip().lower(), new.strip().lower()
     if not old_tag or not new_tag:
@@ -145,9 +143,12 @@ def plan_atomize(memory: Memory, item_id: str) -> AtomizePlan:
 def apply_atomize(memory: Memory, plan: AtomizePlan) -> list[dict[str, Any]]:
     """Store the pieces as corrections of the original (one batch; it leaves search)."""
     view = memory.get_memory(plan.id)
-    keep = {k: view[k] for k in ("namespace", "tags", "importance", "kind") if k in view}  # type: ignore[literal-required]
-    if view.get("discovered"):
-        keep["discovered"] = view["discovered"]
+    fields: dict[str, Any] = dict(view)
+    keep: dict[str, Any] = {
+        k: fields[k] for k in ("namespace", "tags", "importance", "kind") if k in fields
+    }
+    if fields.get("discovered"):
+        keep["discovered"] = fields["discovered"]
     source = f"{view.get('source') or 'memory'} (atomized from {plan.id})"
     batch = [{**keep, "text": piece, "source": source} for piece in plan.pieces]
     batch[0]["supersedes"] = [plan.id]

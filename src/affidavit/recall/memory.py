@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any, cast
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.recall import access, claims, graph, lifecycle
-from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
 from affidavit.recall.decide import decide, nearest, same_claim
 from affidavit.recall.embedder import (
     MODEL_FILE,
@@ -65,6 +64,7 @@ from affidavit.recall.embedder import (
     vector_from_bytes,
     vector_to_bytes,
 )
+from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
 from affidavit.recall.ranking import Entry, Filters, RecallIndex
 from affidavit.recall.views import (
     NOTICE,

@@ -32,7 +32,6 @@ class PackSource:
 
     messages: bytes
     records: bytes
-    included: int
     skipped: tuple[tuple[str, str], ...]
 
 
@@ -78,6 +77,5 @@ def pack_source(memory: Memory, namespace: str) -> PackSource:
     return PackSource(
         "\n".join(messages).encode() + b"\n",
         "\n".join(records).encode() + b"\n",
-        len(records),
         tuple(skipped),
     )

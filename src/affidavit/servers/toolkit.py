@@ -291,8 +291,8 @@ _MESSAGES: dict[str, Callable[[str, Any], tuple[str, str]]] = {
     "minItems": lambda w, n: (f"{w} needs at least {n} item(s)", "add one"),
     "maxItems": lambda w, n: (f"{w} takes at most {n} items", "split it into several calls"),
     "uniqueItems": lambda w, n: (f"{w} lists the same item twice", "remove the duplicate"),
-    "anyOf": lambda w, alternatives: (
-        f"{w} must be {' or '.join(a.get('description', a.get('type', '?')) for a in alternatives)}",
+    "anyOf": lambda w, options: (
+        f"{w} must be {' or '.join(o.get('description', o.get('type', '?')) for o in options)}",
         "check the tool's input schema",
     ),
 }

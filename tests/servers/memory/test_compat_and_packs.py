@@ -53,9 +53,7 @@ def test_compartment_argument_names(setup):
                     {"subject": "Max", "predicate": "mentors", "object": obj,
                      "valid_from": "2026-01-01", "valid_to": "2026-06-30"},
                 )  # fmt: skip
-            some = body(
-                await client.call_tool("memory_relations", {"subject": "max", "limit": 2})
-            )
+            some = body(await client.call_tool("memory_relations", {"subject": "max", "limit": 2}))
             assert len(some["relations"]) == 2 and some["truncated"] is True
             one = body(await client.call_tool("memory_relations", {"object": "bo"}))
             assert [r["object"] for r in one["relations"]] == ["Bo"] and one["truncated"] is False
@@ -77,9 +75,7 @@ def test_compartment_argument_names(setup):
     run(scenario)
 
 
-def test_an_installed_pack_is_searched_read_only_and_drops_out_when_edited(
-    setup, tmp_path: Path
-):
+def test_an_installed_pack_is_searched_read_only_and_drops_out_when_edited(setup, tmp_path: Path):
     key = make_key(tmp_path / "keys")
     pack = tmp_path / "library"
     expires = datetime.now(UTC) + timedelta(days=30)

@@ -34,6 +34,7 @@ from affidavit.core.errors import (
 from affidavit.recall import (
     NOTICE,
     WrongKindError,
+    installed_packs,
     memories_json,
     memory_json,
     relation_json,
@@ -41,7 +42,6 @@ from affidavit.recall import (
     store_json,
 )
 from affidavit.recall import access as acl
-from affidavit.recall import installed_packs
 from affidavit.servers.toolkit import HiddenToolError
 
 if TYPE_CHECKING:
@@ -494,7 +494,7 @@ def _alias(args: Mapping[str, Any], name: str, alias: str) -> str | None:
     value = args.get(name, args.get(alias))
     if isinstance(value, int):
         return utc_iso(datetime.fromtimestamp(value, UTC), timespec="seconds")[:19]
-    return value
+    return None if value is None else str(value)
 
 
 def _describe(exc: BaseException) -> str:
