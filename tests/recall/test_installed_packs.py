@@ -121,3 +121,26 @@ def test_refused_pack_writes_nothing_and_uninstall(vault, signed, tmp_path):
     assert memory.search("key box code")["results"] == []
     with pytest.raises(NotFoundError, match="no pack named 'lib'"):
         installed_packs.uninstall(vault, "lib")
+
+
+def test_a_validly_signed_older_pack_swapped_in_is_refused_until_reinstalled(vault, tmp_path):
+    """A rollback: the folder replaced by another pack the same key signed (it verifies)."""
+    import shutil
+
+    key = make_key(tmp_path / "k2", "second")
+    pinned = TrustOptions(trusted_fingerprints=(key.fingerprint,))
+    newer, older = tmp_path / "newer", tmp_path / "older"
+    sign_pack(build_sample(tmp_path / "d2"), key.private, EXPIRES, newer, sequence=9)
+    sign_pack(build_sample(tmp_path / "d3"), key.private, EXPIRES, older, sequence=8)
+    installed_packs.install(vault, newer, pinned)
+    shutil.rmtree(newer)
+    shutil.copytree(older, newer)
+    memory = _memory(vault)
+    found = memory.search("key box code")
+    assert (
+        found["results"] == [] and "changed on disk since it was installed" in found["warnings"][0]
+    )
+    installed_packs.install(vault, newer, pinned)  # the user checks it and installs it again
+    again = memory.search("key box code")
+    assert again["results"] and "warnings" not in again
+    assert again["results"][0]["pack"]["sequence"] == 8
