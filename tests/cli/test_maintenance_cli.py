@@ -116,6 +116,8 @@ def test_pack_from_vault_signed_installed_and_searched(
     )  # fmt: skip
     assert found["results"][0]["text"] == "The release train leaves every second Tuesday."
     assert found["results"][0]["pack"]["signature"] == "verified"
+    status = run_cli(["status"], home, env=env)
+    assert "pack:    pack:teamfacts (2 records, verified, sequence 2)" in status.stdout
     stray = run_cli(["pack", "install", str(tmp_path / "nowhere")], home, env=env)
     assert stray.returncode != 0 and "Traceback" not in stray.stderr
     twice = run_cli(

@@ -24,7 +24,10 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
                 namespace=None, limit=50) -> RelationPage {"relations", "truncated", "total"}
     m.unlink(id) -> Unlinked {"id", "unlinked": True}
     m.expire() -> Expired {"expired": [ids]}       (also runs by itself after every write)
-    m.status() -> RecallStatus: VaultStatus + {"semantic", "model", "indexed", "vector_index"}
+    m.status() -> RecallStatus: VaultStatus + {"semantic", "model", "indexed", "vector_index",
+                                               "packs"}
+    m.packs -> PackShelf   installed signed packs searched beside memories (read-only)
+    m.rebuild_index() -> int; m.max_chars() -> int
     m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits), one
                                                 transaction for the whole batch
 
