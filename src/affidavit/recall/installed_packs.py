@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.clock import utc_iso
-from affidavit.core.errors import InputError, NotFoundError, PolicyError
+from affidavit.core.errors import AffidavitError, InputError, NotFoundError, PolicyError
 from affidavit.recall.access import check_name
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.views import MemoryView, memory_view
@@ -148,14 +148,18 @@ def uninstall(vault: Vault, name: str) -> PackInstall:
     return gone
 
 
-def _stat(path: Path | None) -> tuple[int, int, int] | None:
+Stat = tuple[int, int, int, int]
+
+
+def _stat(path: Path | None) -> Stat | None:
+    """What changes when a file is edited or replaced (ctime cannot be set back)."""
     if path is None:
         return None
     try:
         st = path.stat()
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 @dataclass
@@ -163,7 +167,7 @@ class _Loaded:
     install: PackInstall
     verified: VerifiedPack
     revoked_keys: Path | None
-    revoked_stat: tuple[int, int, int] | None
+    revoked_stat: Stat | None
     ids: list[str]
 
 
@@ -192,6 +196,11 @@ class PackShelf:
                 self._refuse(name, installs[name], index, "changed on disk since it was verified")
             elif _stat(loaded.revoked_keys) != loaded.revoked_stat:
                 self._unload(name, index)  # the revocation list changed: verify again below
+            else:
+                try:
+                    loaded.verified.recheck_expiry()  # installed under --strict: it may expire
+                except AffidavitError as exc:
+                    self._refuse(name, installs[name], index, f"refused: {exc.message}")
         for name in list(self._refused):
             if installs.get(name) != self._refused[name][0]:
                 del self._refused[name]  # reinstalled or uninstalled: judged afresh
@@ -200,7 +209,6 @@ class PackShelf:
                 self._load(PackInstall.from_dict(data), data, index)
 
     def _load(self, install: PackInstall, data: dict[str, Any], index: RecallIndex) -> None:
-        from affidavit.core.errors import AffidavitError
         from affidavit.packs import verify_pack
 
         trust = _trust(install)
