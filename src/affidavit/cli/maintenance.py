@@ -22,7 +22,7 @@ from affidavit.cli.params import json_option
 )
 @json_option
 def reindex(re_embed: bool, as_json: bool) -> None:
-    """Rebuild the search index; re-embed every memory when the model changed.
+    """Rebuild the index; re-embed every memory if the model changed.
 
     The model the vault's vectors came from is recorded in the vault; when the installed
     model differs, every memory is embedded again (one transaction, with a progress bar).
@@ -50,7 +50,7 @@ def reindex(re_embed: bool, as_json: bool) -> None:
 @click.option("--namespace", help="Only memories in this namespace.")
 @json_option
 def retag(old: str, new: str, namespace: str | None, as_json: bool) -> None:
-    """Rename tag OLD to NEW on every memory (merged where a memory has both)."""
+    """Rename tag OLD to NEW (or merge it into NEW) on every memory."""
     from affidavit.recall import maintenance
 
     with open_memory() as m:
@@ -68,7 +68,7 @@ def retag(old: str, new: str, namespace: str | None, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Store the claims without asking.")
 @json_option
 def atomize(memory_id: str, yes: bool, as_json: bool) -> None:
-    """Split a long memory into single claims, shown for review; stored on confirmation.
+    """Split a long memory into single claims, after review.
 
     The claims are stored as corrections that supersede the memory: it leaves search and
     stays readable by id. Without --yes (and without a terminal to ask on) nothing is stored.
@@ -98,8 +98,11 @@ def atomize(memory_id: str, yes: bool, as_json: bool) -> None:
 @click.command("selftest")
 @json_option
 def selftest(as_json: bool) -> None:
-    """Check this installation end to end: the model's sha256, the vault opens, and a
-    store/search round trip in a temporary vault (yours is only opened, never written)."""
+    """Check this installation end to end.
+
+    The model's sha256, that the vault opens, and a store/search round trip in a temporary
+    vault (yours is only opened, never written).
+    """
     from affidavit.core.errors import AffidavitError, IntegrityError
     from affidavit.recall import availability, run_selftest
 
@@ -137,7 +140,7 @@ def selftest(as_json: bool) -> None:
 @click.argument("value", required=False)
 @json_option
 def settings(key: str | None, value: str | None, as_json: bool) -> None:
-    """List every sealed setting; with KEY show one; with KEY VALUE set it.
+    """List the sealed settings, or show or set one.
 
     Booleans take on/off; numbers are whole numbers; auto_lock_minutes takes none.
     """

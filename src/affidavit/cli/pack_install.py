@@ -70,6 +70,7 @@ def _parse(args: list[str]) -> tuple[TrustOptions, Path, str | None, bool]:
 @click.command(
     "install",
     help=HELP,
+    short_help="Verify a pack and make it searchable beside your memories.",
     options_metavar=USAGE,
     context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
 )
@@ -105,7 +106,7 @@ def install(ctx: click.Context) -> None:
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print what was uninstalled as JSON.")
 def uninstall(name: str, as_json: bool) -> None:
-    """Take an installed pack out of recall (its folder is left alone)."""
+    """Take an installed pack out of recall (its folder stays)."""
     from affidavit.cli.opening import open_vault
     from affidavit.recall import installed_packs
 
