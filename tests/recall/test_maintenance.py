@@ -8,6 +8,9 @@ from affidavit.core.errors import InputError, NotFoundError, UsageError
 from affidavit.recall import Memory, maintenance
 from affidavit.recall.memory import MODEL_SETTING
 from affidavit.vault import NewItem
+from tests.recall import _recall_fixtures as fx
+
+memory = fx.memory  # recall with the real model (tests/recall/_recall_fixtures.py)
 
 LONG = (
     "The Lantern team met on Monday. Priya owns the staging database now. "
@@ -107,3 +110,26 @@ def test_reindex_without_a_model_rebuilds_and_refuses_re_embed(vault):
     with pytest.raises(UsageError, match="--re-embed needs the embedding model"):
         maintenance.reindex(m, re_embed=True)
     assert vault.get_setting(MODEL_SETTING) is None
+
+
+def test_the_model_is_recorded_and_a_changed_model_means_re_embedding(memory):
+    vault = memory.vault
+    kiln = memory.store(text="The kiln fires on Thursdays.", source="x")["id"]
+    memory.store(text="The glaze store is in the basement.", source="x")
+    recorded = vault.get_setting(MODEL_SETTING)
+    assert recorded == {"id": "all-MiniLM-L6-v2-int8", "sha256": recorded["sha256"]}
+    unchanged = maintenance.reindex(memory)
+    assert unchanged["re_embedded"] == 0 and unchanged["indexed"] == 2
+
+    # The vault says its vectors came from another model, and one vector is wrong for it.
+    vault.set_setting(MODEL_SETTING, {"id": "an-older-model", "sha256": "0" * 64})
+    vault.update(kiln, dict(vault.get(kiln).data), vector=None)
+    assert vault.get(kiln).vector is None
+    seq = vault.seq
+    done = maintenance.reindex(memory, progress=lambda d, t: None)
+    assert done["re_embedded"] == 2 and done["previous_model"]["id"] == "an-older-model"
+    assert vault.get(kiln).vector is not None and vault.seq == seq + 3  # 2 records + setting
+    assert vault.get_setting(MODEL_SETTING) == recorded
+    assert memory.search("when is pottery fired")["results"][0]["id"] == kiln
+    forced = maintenance.reindex(memory, re_embed=True)
+    assert forced["re_embedded"] == 2
