@@ -144,3 +144,16 @@ def test_a_validly_signed_older_pack_swapped_in_is_refused_until_reinstalled(vau
     again = memory.search("key box code")
     assert again["results"] and "warnings" not in again
     assert again["results"][0]["pack"]["sequence"] == 8
+
+
+def test_a_pack_folder_deleted_after_install_drops_out_in_every_process(vault, signed):
+    import shutil
+
+    pack, trust, _ = signed
+    installed_packs.install(vault, pack, trust)
+    running = _memory(vault)
+    assert running.search("key box code")["results"]
+    shutil.rmtree(pack)
+    assert "changed on disk" in running.search("key box code")["warnings"][0]
+    fresh = _memory(vault).search("key box code")
+    assert fresh["results"] == [] and "pack library is out of recall" in fresh["warnings"][0]
