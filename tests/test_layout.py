@@ -31,7 +31,7 @@ ALLOWED = {
     "core": set(),
     "crypto": {"core"},
     "vault": {"core", "crypto"},
-    "recall": {"core", "crypto", "vault"},
+    "recall": {"core", "crypto", "vault", "packs"},  # packs: install verifies (ADR 0135)
     "exports": {"core"},
     "packs": {"core", "crypto", "exports"},
     "proxy": {"core", "crypto"},

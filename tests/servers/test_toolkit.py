@@ -69,6 +69,19 @@ def test_a_pattern_end_is_the_end_of_the_text() -> None:
         check_arguments(spec, {"id": "abc\n"})
 
 
+def test_any_of_takes_either_alternative_and_names_them_all() -> None:
+    search = next(s for s in catalogue() if s.name == "memory_search")
+    for since in ("2026-01-02", 1_700_000_000, 0):
+        check_arguments(search, {"query": "q", "since": since})
+    for since in ("yesterday", -5, 1.5, True, None, 10**12):
+        with pytest.raises(UsageError) as error:
+            check_arguments(search, {"query": "q", "since": since})
+        assert str(error.value).startswith(
+            "since must be a date YYYY-MM-DD or a unix time in seconds"
+        ), since
+        assert str(since) not in str(error.value)  # the value is never echoed
+
+
 def test_the_error_names_the_field_and_never_echoes_the_value() -> None:
     store_many = next(s for s in catalogue() if s.name == "memory_store_many")
     secret = "correct horse battery staple"

@@ -118,6 +118,24 @@ def test_update_of_unknown_id_is_not_found(vault: Vault) -> None:
         vault.update("0" * 20, {"text": "t", "source": "s"})
 
 
+def test_update_many_is_one_transaction_all_or_nothing(vault: Vault) -> None:
+    a, b = vault.put_many([memory("a"), memory("b")])
+    seq = vault.seq
+    with pytest.raises(NotFoundError):
+        vault.update_many(
+            {
+                a.id: ({"text": "a2", "source": "s"}, a.vector),
+                "0" * 20: ({"text": "x", "source": "s"}, None),
+            }
+        )
+    assert vault.get(a.id).data["text"] == "a" and vault.seq == seq  # nothing written
+    done = vault.update_many(
+        {a.id: ({"text": "a2", "source": "s"}, None), b.id: ({"text": "b2", "source": "s"}, None)}
+    )
+    assert [it.data["text"] for it in done] == ["a2", "b2"] and vault.seq == seq + 2
+    assert vault.update_many({}) == []
+
+
 def test_forget_hides_and_shred_destroys(vault: Vault) -> None:
     keep, hide, shred = vault.put_many([memory("keep"), memory("hide"), memory("shred")])
     vault.forget(hide.id)

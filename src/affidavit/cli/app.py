@@ -18,6 +18,7 @@ _VAULT = "affidavit.cli.vault"
 _RECALL = "affidavit.cli.recall"
 _SERVER = "affidavit.cli.memory_server"
 _INTEGRATE = "affidavit.cli.integrate"
+_MAINTENANCE = "affidavit.cli.maintenance"
 
 memory = LazyGroup(
     "memory",
@@ -49,6 +50,11 @@ memory = LazyGroup(
             commands={"enable": f"{_VAULT}:twofa_enable", "disable": f"{_VAULT}:twofa_disable"},
         ),
         "verify": f"{_VAULT}:verify",
+        "reindex": f"{_MAINTENANCE}:reindex",
+        "retag": f"{_MAINTENANCE}:retag",
+        "atomize": f"{_MAINTENANCE}:atomize",
+        "selftest": f"{_MAINTENANCE}:selftest",
+        "settings": f"{_MAINTENANCE}:settings",
         "bench": LazyGroup(
             "bench",
             help="Reproducible benchmarks of this installation.",
@@ -67,6 +73,8 @@ pack = LazyGroup(
         "verify": "affidavit.cli.pack_verify:verify",
         "serve": "affidavit.cli.pack_serve:serve",
         "messages": "affidavit.cli.pack_build:messages",
+        "install": "affidavit.cli.pack_install:install",
+        "uninstall": "affidavit.cli.pack_install:uninstall",
     },
 )
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.output import stderr, stdout
+from affidavit.cli.output import stderr, stdout, warn
 from affidavit.cli.params import PATH
 from affidavit.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from affidavit.packs import Sources
+    from affidavit.packs import BuiltPack, Sources
 
 
 def _sources(messages: Path | None, chatgpt: Path | None, claude: Path | None) -> Sources:
@@ -50,9 +50,7 @@ _EXPORT_HELP = "(conversations.json or its .zip)"
 
 
 @click.command("build")
-@click.option(
-    "--records", type=PATH, required=True, help="Records to remember, each citing quotes."
-)
+@click.option("--records", type=PATH, help="Records to remember, each citing quotes.")
 @click.option("--out", type=PATH, required=True, help="New pack directory; must not exist yet.")
 @click.option("--title", required=True, help="Title for MEMORY.md and README.md.")
 @click.option("--messages", type=PATH, help="Source messages, one JSON object per line.")
@@ -63,26 +61,50 @@ _EXPORT_HELP = "(conversations.json or its .zip)"
     "--from-claude", type=PATH, help=f"Or a Claude export {_EXPORT_HELP} as the messages."
 )
 @click.option("--description", help="Text for the pack README.")
+@click.option(
+    "--from-vault",
+    is_flag=True,
+    help="Or build from the memories of --namespace: each is its own message and quote.",
+)
+@click.option("--namespace", help="With --from-vault: the namespace whose memories to pack.")
 def build(
-    records: Path,
+    records: Path | None,
     out: Path,
     title: str,
     messages: Path | None,
     from_chatgpt: Path | None,
     from_claude: Path | None,
     description: str | None,
+    from_vault: bool,
+    namespace: str | None,
 ) -> None:
     """Build a pack with every quote checked verbatim.
 
-    The messages come from one of --messages, --from-chatgpt or --from-claude. Offsets and
-    hashes are computed and the result verified; on any failure nothing is written.
+    The messages come from one of --messages, --from-chatgpt or --from-claude, and the
+    records from --records; or both from the vault (--from-vault --namespace NS: every live,
+    unquarantined memory there, quoting its own text). Offsets and hashes are computed and
+    the result verified; on any failure nothing is written.
     """
     from affidavit.packs import build_pack_from, check_request, read_input
 
     with stderr.status("building and verifying the pack..."):
         check_request(out, title)  # a bad title or an existing target before any reading
-        sources = _sources(messages, from_chatgpt, from_claude)
-        built = build_pack_from(sources, records.name, read_input(records), out, title, description)
+        if from_vault:
+            if records or messages or from_chatgpt or from_claude or not namespace:
+                raise UsageError(
+                    "--from-vault takes --namespace and no --records or messages",
+                    "e.g. affidavit pack build --from-vault --namespace team --out DIR --title T",
+                )
+            built = _from_vault(namespace, out, title, description)
+        else:
+            if records is None or namespace is not None:
+                raise UsageError(
+                    "give --records (and the messages), or --from-vault --namespace NS",
+                    "see `affidavit pack build --help`",
+                )
+            sources = _sources(messages, from_chatgpt, from_claude)
+            raw = read_input(records)
+            built = build_pack_from(sources, records.name, raw, out, title, description)
     stdout.print(f"built {built.path} ({built.record_count} records)", markup=False)
     for name, digest in built.file_hashes.items():
         stdout.print(f"  {digest}  {name}", markup=False)
@@ -90,6 +112,20 @@ def build(
         "next: sign it with `affidavit pack sign --pack DIR --key KEY --expires 90d --out NEW`",
         markup=False,
     )
+
+
+def _from_vault(namespace: str, out: Path, title: str, description: str | None) -> BuiltPack:
+    """Build from the vault's memories (:func:`affidavit.recall.pack_source`)."""
+    from affidavit.cli.opening import open_memory
+    from affidavit.packs import build_pack_from, sources_from_jsonl
+    from affidavit.recall import pack_source
+
+    with open_memory() as m:
+        source = pack_source(m, namespace)
+    for memory_id, reason in source.skipped:
+        warn(f"left out {memory_id}: {reason}")
+    sources = sources_from_jsonl(f"vault namespace {namespace}", source.messages)
+    return build_pack_from(sources, "vault", source.records, out, title, description)
 
 
 @click.command("messages")

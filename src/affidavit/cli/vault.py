@@ -21,7 +21,7 @@ import click
 
 from affidavit.cli import passphrase
 from affidavit.cli.opening import open_vault
-from affidavit.cli.output import print_json, shown, stderr, stdout, warn
+from affidavit.cli.output import print_json, shown, stderr, stdout, visible, warn
 from affidavit.cli.params import PATH, json_option
 from affidavit.core.errors import InputError, LockedError, UsageError
 
@@ -433,7 +433,10 @@ def status(as_json: bool) -> None:
         info = dict(locked_status(_vault_dir()))
     else:
         try:
+            from affidavit.recall import installed_packs
+
             info = dict(vault.status())
+            info["packs"] = [p.as_dict() for p in installed_packs.installed(vault)]
         finally:
             vault.close()
     info["recall"] = availability()
@@ -452,6 +455,13 @@ def status(as_json: bool) -> None:
         lines.append(f"audit:   {info['audit']['entries']} entries, head {info['audit']['head']}")
         if info.get("auto_lock_minutes"):
             lines.append(f"auto-lock: after {info['auto_lock_minutes']} idle minutes")
+        for pack in info["packs"]:
+            lines.append(
+                visible(
+                    f"pack:    {pack['namespace']} ({pack['records']} records, "
+                    f"{pack['signature']}, sequence {pack['sequence']}) from {pack['path']}"
+                )
+            )
     elif info["once"]:
         lines.append("records: sealed (status leaves a one-time session to the next command)")
     else:

@@ -30,6 +30,12 @@ Public API (every name is loaded on first use)::
     bench         the retrieval benchmark runner behind ``affidavit bench retrieval``
     tokens        HTTP bearer tokens per caller, hashed and sealed: issue, revoke, listing,
                   caller_for, digest, TokenInfo
+    installed_packs   signed packs installed into the vault (``pack install``): install,
+                  uninstall, installed, PackInstall; searched read-only as ``pack:<name>``
+    maintenance   reindex (re-embed on a model change), retag, atomize (split_claims), and
+                  SETTINGS, the sealed settings a user may list, get and set
+    pack_source(memory, namespace) -> PackSource   a namespace's memories as the messages
+                  and records ``pack build --from-vault`` builds from (each quotes itself)
 """
 
 from typing import TYPE_CHECKING
@@ -37,10 +43,11 @@ from typing import TYPE_CHECKING
 from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from affidavit.recall import access, bench, tokens
+    from affidavit.recall import access, bench, installed_packs, maintenance, tokens
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.embedder import availability, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
+    from affidavit.recall.pack_source import pack_source
     from affidavit.recall.selftest import run_selftest
     from affidavit.recall.views import (
         NOTICE,
@@ -83,8 +90,11 @@ __all__ = [
     "availability",
     "bench",
     "embed_missing",
+    "installed_packs",
+    "maintenance",
     "memories_json",
     "memory_json",
+    "pack_source",
     "relation_json",
     "run_selftest",
     "search_json",

@@ -13,7 +13,7 @@ Linking the same edge twice returns the existing one (idempotent).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -146,8 +146,8 @@ def query(items: Iterable[VaultItem], q: EdgeQuery) -> RelationPage:
     """Edges matching ``q``, newest first, at most ``q.limit``, with a ``truncated`` flag."""
     if q.limit < 1:
         raise InputError("limit must be at least 1")
-    if q.as_of is not None:
-        parse_moment(q.as_of, "as_of")
+    if q.as_of is not None:  # a unix time becomes the ISO moment the edges are compared with
+        q = replace(q, as_of=parse_moment(q.as_of, "as_of"))
     found = sorted((it for it in items if q.matches(it)), key=lambda it: -it.seq)
     return {
         "relations": [edge_view(it) for it in found[: q.limit]],

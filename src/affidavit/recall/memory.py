@@ -24,7 +24,10 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
                 namespace=None, limit=50) -> RelationPage {"relations", "truncated", "total"}
     m.unlink(id) -> Unlinked {"id", "unlinked": True}
     m.expire() -> Expired {"expired": [ids]}       (also runs by itself after every write)
-    m.status() -> RecallStatus: VaultStatus + {"semantic", "model", "indexed", "vector_index"}
+    m.status() -> RecallStatus: VaultStatus + {"semantic", "model", "indexed", "vector_index",
+                                               "packs"}
+    m.packs -> PackShelf   installed signed packs searched beside memories (read-only)
+    m.rebuild_index() -> int; m.max_chars() -> int
     m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits), one
                                                 transaction for the whole batch
 
@@ -55,6 +58,8 @@ from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.recall import access, claims, graph, lifecycle
 from affidavit.recall.decide import decide, nearest, same_claim
 from affidavit.recall.embedder import (
+    MODEL_FILE,
+    MODEL_ID,
     Embedder,
     describe,
     shared_embedder,
@@ -62,6 +67,7 @@ from affidavit.recall.embedder import (
     vector_from_bytes,
     vector_to_bytes,
 )
+from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
 from affidavit.recall.ranking import Entry, Filters, RecallIndex
 from affidavit.recall.views import (
     NOTICE,
@@ -89,6 +95,10 @@ if TYPE_CHECKING:
 
 MEMORY = "memory"
 MAX_CHARS_SETTING = "max_memory_chars"
+#: Off: expired memories are hidden from reads but forgotten only by ``expire``.
+AUTO_EXPIRE_SETTING = "auto_expire"
+#: The model the vault's vectors came from (:func:`model_identity`), recorded at first store.
+MODEL_SETTING = "embedding_model"
 #: Rows embedded per step of an import: a progress tick, and a bounded peak of windows.
 EMBED_CHUNK = 256
 _AUTO: Any = object()
@@ -118,6 +128,11 @@ def _searchable(item: VaultItem) -> bool:
     return item.kind == MEMORY and not item.data.get("superseded_by")
 
 
+def model_identity() -> dict[str, str]:
+    """The model this installation embeds with: its id and the pinned sha256 of its file."""
+    return {"id": MODEL_ID, "sha256": MODEL_FILE.sha256}
+
+
 def _outcome(
     item_id: str | None, status: StoreStatus, superseded: list[str] | None = None
 ) -> StoreOutcome:
@@ -144,6 +159,7 @@ class Memory:
         self._expiring = {
             it.id: str(it.data["expires"]) for it in vault.items(MEMORY) if it.data.get("expires")
         }
+        self.packs = PackShelf(vault)
         vault.add_listener(self._on_change)
 
     @property
@@ -170,6 +186,13 @@ class Memory:
                 self._index = index
                 trim_heap()
             return self._index
+
+    def rebuild_index(self) -> int:
+        """Drop the RAM index and build it again from the vault (after a re-embed); its size."""
+        with self._lock:
+            self._index = None
+            self.packs = PackShelf(self.vault)
+            return len(self.index)
 
     @classmethod
     def open(cls, path: Path | None = None) -> Memory:
@@ -215,7 +238,8 @@ class Memory:
         today = lifecycle.today_utc().isoformat()
         return frozenset(i for i, day in self._expiring.items() if day < today)
 
-    def _max_chars(self) -> int:
+    def max_chars(self) -> int:
+        """The vault's one-claim length limit (setting ``max_memory_chars``)."""
         value = self.vault.get_setting(MAX_CHARS_SETTING, claims.DEFAULT_MAX_CHARS)
         return int(value) if isinstance(value, int) and value > 0 else claims.DEFAULT_MAX_CHARS
 
@@ -234,7 +258,7 @@ class Memory:
             raise InputError("a batch to store needs at least one memory")
         with self._lock, self.index.vector.foreground():
             self._sync()
-            limit = self._max_chars()
+            limit = self.max_chars()
             proposed: list[claims.Claim] = []
             for i, fields in enumerate(batch):
                 where = f"item {i}: " if len(batch) > 1 else ""
@@ -279,6 +303,8 @@ class Memory:
                 for i, item in new
                 for old in proposed[i].supersedes or ()
             }
+            if vectors is not None and new and self.vault.get_setting(MODEL_SETTING) is None:
+                self.vault.set_setting(MODEL_SETTING, model_identity())  # see ``reindex``
             stored = self.vault.put_many([it for _, it in new], amend=amend) if new else []
             for (i, _), item in zip(new, stored, strict=True):
                 superseded = list(proposed[i].supersedes or ())
@@ -297,6 +323,7 @@ class Memory:
 
     def _require_write(self, namespace: str, where: str) -> None:
         try:
+            refuse_write(namespace)
             self.access.require_write(namespace)
         except PolicyError as exc:
             raise PolicyError(where + exc.message, exc.hint) from None
@@ -422,6 +449,7 @@ class Memory:
         embedding = self.embedder.embed_query_soon(query) if self.embedder is not None else None
         with self._lock, self.index.vector.foreground():
             self._sync()
+            self.packs.sync(self.index)
             hits = self.index.search(
                 query,
                 embedding.result if embedding is not None else None,
@@ -431,15 +459,28 @@ class Memory:
             )
             results: list[MemoryHit] = []
             for hit in hits:
-                view = self._view(self.vault.get(hit.id))
+                view = (
+                    self.packs.view(hit.id)
+                    if self.packs.holds(hit.id)
+                    else self._view(self.vault.get(hit.id))
+                )
                 results.append({**view, "score": round(hit.score, 4), "channels": hit.channels})
-        semantic = embedding is not None
-        return {"results": results, "semantic": semantic, "notice": NOTICE}
+            page: SearchPage = {
+                "results": results,
+                "semantic": embedding is not None,
+                "notice": NOTICE,
+            }
+            if self.packs.warnings:
+                page["warnings"] = self.packs.warnings
+        return page
 
     def get_memory(self, item_id: str) -> MemoryView:
         """One memory by id (superseded ones included); WrongKindError for a relation."""
         with self._lock:
             self._sync()
+            if is_pack_namespace(item_id):
+                self.packs.sync(self.index)
+                return self.packs.view(item_id)
             item = self._readable(item_id, MEMORY)
             if item.id in self._hidden():
                 raise NotFoundError(f"memory {item_id} expired on {item.data.get('expires')}")
@@ -483,6 +524,7 @@ class Memory:
         """
         with self._lock:
             self._sync()
+            refuse_write(item_id)
             try:
                 self.access.writable(item_id)
             except NotFoundError:
@@ -491,7 +533,10 @@ class Memory:
             self.vault.forget(item_id, shred=shred)
             return {"id": item_id, "forgotten": True, "shredded": shred}
 
-    def _sweep(self) -> list[str]:
+    def _sweep(self, *, automatic: bool = True) -> list[str]:
+        """Forget expired memories; after a write only while the setting ``auto_expire`` is on."""
+        if automatic and self.vault.get_setting(AUTO_EXPIRE_SETTING, True) is False:
+            return []
         gone = sorted(self._hidden())
         for item_id in gone:
             self.vault.forget(item_id)
@@ -501,7 +546,7 @@ class Memory:
         """Forget every memory whose expiry day has passed; the ids that went."""
         with self._lock:
             self._sync()
-            return {"expired": self._sweep()}
+            return {"expired": self._sweep(automatic=False)}
 
     # -- graph ----------------------------------------------------------------------------------
 
@@ -565,11 +610,13 @@ class Memory:
                     "reason": "semantic recall is off: no embedding model loaded",
                 }
             )
+            self.packs.sync(self.index)
             out = {
                 **self.vault.status(),
                 **semantic,
                 "indexed": len(self.index),
                 "vector_index": self.index.vector.mode,
+                "packs": self.packs.status(),
             }
             return cast("RecallStatus", out)
 

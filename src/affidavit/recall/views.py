@@ -58,6 +58,7 @@ class MemoryView(TypedDict):
     reply_to: NotRequired[str]
     quarantined: NotRequired[bool]
     warning: NotRequired[str]
+    pack: NotRequired[dict[str, Any]]  # a signed pack's record: name, signer, sequence, freshness
 
 
 class MemoryHit(MemoryView):
@@ -73,6 +74,7 @@ class SearchPage(TypedDict):
     results: list[MemoryHit]
     semantic: bool
     notice: str
+    warnings: NotRequired[list[str]]  # installed packs that dropped out of recall, and why
 
 
 class RelationView(TypedDict):
@@ -143,6 +145,7 @@ class RecallStatus(VaultStatus, total=False):
     dim: int
     indexed: int
     vector_index: str
+    packs: list[dict[str, Any]]
 
 
 def memory_view(item_id: str, namespace: str, saved_at: str, data: Mapping[str, Any]) -> MemoryView:
@@ -190,6 +193,7 @@ _MEMORY_FIELDS = (
     "score",
     "channels",
     "warning",
+    "pack",
 )
 _RELATION_FIELDS = (
     "id",
@@ -229,11 +233,14 @@ def relation_json(view: Mapping[str, Any]) -> dict[str, Any]:
 
 def search_json(page: SearchPage) -> dict[str, Any]:
     """A search page on the wire: its memories, whether meaning was searched, the notice."""
-    return {
+    out = {
         "results": [memory_json(hit) for hit in page["results"]],
         "semantic": bool(page["semantic"]),
         "notice": page["notice"],
     }
+    if page.get("warnings"):
+        out["warnings"] = list(page.get("warnings", []))
+    return out
 
 
 def memories_json(views: Sequence[MemoryView]) -> dict[str, Any]:

@@ -193,6 +193,11 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+def _any_of(limit: Any, value: Any, schema: Mapping[str, Any]) -> bool:
+    """``anyOf``: broken unless one alternative has no problem (a date or a unix time)."""
+    return not any(next(_problems(sub, value, ()), None) is None for sub in limit)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -212,6 +217,7 @@ _CHECKS: dict[str, Callable[[Any, Any, Mapping[str, Any]], Children | bool]] = {
     "minItems": lambda limit, v, _: isinstance(v, list) and len(v) < limit,
     "maxItems": lambda limit, v, _: isinstance(v, list) and len(v) > limit,
     "uniqueItems": _unique,
+    "anyOf": _any_of,
 }
 _SUPPORTED = frozenset(_CHECKS) | _ANNOTATIONS
 
@@ -225,6 +231,9 @@ def _keywords(schema: Mapping[str, Any]) -> Iterator[str]:
                 yield from _keywords(sub)
         elif keyword == "items":
             yield from _keywords(value)
+        elif keyword == "anyOf":
+            for sub in value:
+                yield from _keywords(sub)
 
 
 # -- the one error line -------------------------------------------------------------------------
@@ -282,6 +291,10 @@ _MESSAGES: dict[str, Callable[[str, Any], tuple[str, str]]] = {
     "minItems": lambda w, n: (f"{w} needs at least {n} item(s)", "add one"),
     "maxItems": lambda w, n: (f"{w} takes at most {n} items", "split it into several calls"),
     "uniqueItems": lambda w, n: (f"{w} lists the same item twice", "remove the duplicate"),
+    "anyOf": lambda w, options: (
+        f"{w} must be {' or '.join(o.get('description', o.get('type', '?')) for o in options)}",
+        "check the tool's input schema",
+    ),
 }
 
 

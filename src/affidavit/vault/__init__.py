@@ -28,6 +28,7 @@ Public API (every name is loaded on first use)::
     v.import_items([NewItem with id, ...], *, progress=None) -> {"imported",
         "already_present", "kept_forgotten"}   like put_many, forgotten ids stay forgotten
     v.update(item_id, data, *, vector=<keep>) -> VaultItem   new sealed version, new seq
+    v.update_many({item_id: (data, vector), ...}) -> [VaultItem]   several, one transaction
     v.get(item_id) -> VaultItem                  NotFoundError (unknown/forgotten/shredded)
     v.forget(item_id, *, shred=False) -> None
     v.items(kind=None, namespace=None) -> Iterator[VaultItem]   live items from RAM, by seq

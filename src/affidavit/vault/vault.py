@@ -579,6 +579,18 @@ class Vault:
 
         return self._write(lambda: [self._revision(item_id, data, vector)])[item_id]
 
+    def update_many(self, changes: Mapping[str, tuple[dict[str, Any], Any]]) -> list[VaultItem]:
+        """Re-seal several live records in one transaction: all or nothing.
+
+        ``changes`` maps an id to ``(data, vector)``; pass the record's own vector to keep it.
+        Maintenance (retag, re-embed) changes many records at once, and a crash half way must
+        not leave half of them changed.
+        """
+        if not changes:
+            return []
+        done = self._write(lambda: [self._revision(i, d, v) for i, (d, v) in changes.items()])
+        return [done[i] for i in changes]
+
     def _revision(self, item_id: str, data: dict[str, Any], vector: Any) -> _Write:
         """The write that re-seals a live record with new data (planned inside a transaction)."""
         current = self.get(item_id)

@@ -46,11 +46,12 @@ def test_every_input_property_has_description_type_and_closed_objects(name):
     assert schema["additionalProperties"] is False
     for prop_name, prop in _properties(schema):
         assert prop.get("description"), (name, prop_name)
-        assert prop.get("type"), (name, prop_name)
-        if prop["type"] == "string" and prop_name not in {"kind"}:
-            assert "maxLength" in prop or "pattern" in prop, (name, prop_name)
-        if prop["type"] in {"integer", "number"}:
-            assert "minimum" in prop and "maximum" in prop, (name, prop_name)
+        for alternative in prop.get("anyOf", [prop]):  # a date or a unix time: both bounded
+            assert alternative.get("type"), (name, prop_name)
+            if alternative["type"] == "string" and prop_name not in {"kind"}:
+                assert "maxLength" in alternative or "pattern" in alternative, (name, prop_name)
+            if alternative["type"] in {"integer", "number"}:
+                assert "minimum" in alternative and "maximum" in alternative, (name, prop_name)
 
 
 def test_optional_properties_with_a_fixed_default_declare_it():

@@ -25,6 +25,7 @@ DATE_PATTERN = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 EXPIRES_PATTERN = "^([0-9]{4}-[0-9]{2}-[0-9]{2}|[1-9][0-9]{0,3}[dwmy])$"
 MAX_BATCH = 100
 MAX_QUERY = 1000
+MAX_UNIX = 253_402_300_799  # 9999-12-31T23:59:59Z
 MAX_TEXT = 2000  # hard ceiling; the vault's own limit (setting max_memory_chars) is lower
 
 
@@ -43,6 +44,26 @@ def _memory_id(purpose: str) -> dict[str, Any]:
 
 def _date(purpose: str) -> dict[str, Any]:
     return {"type": "string", "pattern": DATE_PATTERN, "description": purpose}
+
+
+def _moment(purpose: str) -> dict[str, Any]:
+    """A day or a unix time in seconds (Compartment's spelling, kept for its prompts)."""
+    return {
+        "anyOf": [
+            {"type": "string", "pattern": DATE_PATTERN, "description": "a date YYYY-MM-DD"},
+            {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_UNIX,
+                "description": "a unix time in seconds",
+            },
+        ],
+        "description": purpose,
+    }
+
+
+def _record_id(purpose: str) -> dict[str, Any]:
+    return _memory_id(f"{purpose} Alias of 'id' (Compartment's name); give one of the two.")
 
 
 def _fact_fields(max_chars: int) -> dict[str, Any]:
@@ -188,6 +209,11 @@ _MEMORY_OUT: dict[str, Any] = {
             "conversation, the date the question names).",
         },
         "warning": {"type": "string"},
+        "pack": {
+            "type": "object",
+            "description": "Only for a record of an installed signed pack (namespace "
+            "pack:NAME, read-only): the pack, its signer, signed sequence and freshness.",
+        },
     },
     "required": ["id", "text", "source", "namespace", "saved_at"],
 }
@@ -277,6 +303,8 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                     "saved_until": _date("Keep memories saved on or before this day (UTC)."),
                     "discovered_since": _date("Keep memories learned on or after this day."),
                     "discovered_until": _date("Keep memories learned on or before this day."),
+                    "since": _moment("saved_since as a day or a unix time (Compartment's name)."),
+                    "until": _moment("saved_until as a day or a unix time (Compartment's name)."),
                 },
                 ["query"],
             ),
@@ -288,6 +316,11 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                         "description": "false when only keyword recall is available.",
                     },
                     "notice": _NOTICE_OUT,
+                    "warnings": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Installed packs left out of this search, and why.",
+                    },
                 },
                 ["results", "notice"],
             ),
@@ -370,7 +403,10 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
             "not have an id. An unknown id, or one in a namespace you may not read, is an "
             "error that says so.",
             input_object(
-                {"id": _memory_id("The memory's id, as returned by another memory tool.")}, ["id"]
+                {
+                    "id": _memory_id("The memory's id, as returned by another memory tool."),
+                    "record_id": _record_id("The memory's id."),
+                }
             ),
             output_object({"memory": _MEMORY_OUT, "notice": _NOTICE_OUT}, ["memory", "notice"]),
             read_only=True,
@@ -417,13 +453,13 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
             input_object(
                 {
                     "id": _memory_id("The id of the memory to delete."),
+                    "record_id": _record_id("The id of the memory to delete."),
                     "shred": {
                         "type": "boolean",
                         "default": False,
                         "description": "true: crypto-shred (irreversible, content unrecoverable).",
                     },
                 },
-                ["id"],
             ),
             output_object(
                 {
@@ -486,8 +522,10 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
         ToolSpec(
             "memory_relations",
             "Query relations",
-            "List stored relations that touch an entity (as subject or object), that use a "
-            "predicate, or both, optionally as of a date (only relations valid that day). "
+            "List stored relations that touch an entity (as subject or object), that have a "
+            "given subject, predicate or object, optionally as of a date or unix time (only "
+            "relations valid then); filters combine. If 'truncated' is true, raise limit or "
+            "narrow the filters before treating the answer as complete. "
             "Use it for structured who/what/which questions; use memory_search for "
             "free-text recall. Covers every namespace you may read unless one is named.",
             input_object(
@@ -498,13 +536,25 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                         "maxLength": 200,
                         "description": "Relations with this subject or object (any case).",
                     },
+                    "subject": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "description": "Only relations with this subject (any case).",
+                    },
+                    "object": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "description": "Only relations with this object (any case).",
+                    },
                     "predicate": {
                         "type": "string",
                         "minLength": 1,
                         "maxLength": 100,
                         "description": "Only relations with this predicate.",
                     },
-                    "as_of": _date("Only relations valid on this day. Default: any time."),
+                    "as_of": _moment("Only relations valid then. Default: any time."),
                     "namespace": _ns("Only this namespace. Default: all you may read."),
                     "limit": {
                         "type": "integer",
@@ -516,8 +566,15 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                 }
             ),
             output_object(
-                {"relations": {"type": "array", "items": _RELATION_OUT}, "notice": _NOTICE_OUT},
-                ["relations", "notice"],
+                {
+                    "relations": {"type": "array", "items": _RELATION_OUT},
+                    "truncated": {
+                        "type": "boolean",
+                        "description": "true: more relations matched than 'limit' returned.",
+                    },
+                    "notice": _NOTICE_OUT,
+                },
+                ["relations", "truncated", "notice"],
             ),
             read_only=True,
             destructive=False,
@@ -576,7 +633,8 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
             "memory_status",
             "Vault status",
             "Report the vault's state: locked or not, how many memories, whether semantic "
-            "recall is on (embedding model) or keyword-only, and your caller and namespace. "
+            "recall is on (embedding model) or keyword-only, the index, the installed signed "
+            "packs, the audit chain's head, and your caller and namespace. "
             "Works while locked. Cheap; call it when a memory tool fails. To check that "
             "recall actually works end to end, use memory_selftest.",
             input_object({}),
@@ -589,6 +647,30 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                     "semantic": _nullable("boolean"),
                     "vault": {"type": "string"},
                     "unlock_tool_enabled": _nullable("boolean"),
+                    "model": {
+                        **_nullable("string"),
+                        "description": "The embedding model, or null when keyword-only.",
+                    },
+                    "index": {
+                        "type": "object",
+                        "properties": {
+                            "indexed": {"type": "integer"},
+                            "vector_index": {"type": "string"},
+                        },
+                        "description": "Records in the search index (packs included) and "
+                        "how vectors are searched.",
+                    },
+                    "packs": {
+                        "type": "array",
+                        "items": {"type": "object"},
+                        "description": "Installed signed packs: name, namespace, signer, "
+                        "sequence, records, and whether they are in recall (else a warning).",
+                    },
+                    "audit": {
+                        "type": "object",
+                        "properties": {"entries": {"type": "integer"}, "head": {"type": "string"}},
+                        "description": "The sealed audit chain's length and head hash.",
+                    },
                     "hint": {"type": "string"},
                 },
                 ["locked", "caller", "default_namespace"],

@@ -18,9 +18,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from affidavit.core.clock import utc_iso
 from affidavit.core.errors import (
     AffidavitError,
     AuthError,
@@ -32,6 +34,7 @@ from affidavit.core.errors import (
 from affidavit.recall import (
     NOTICE,
     WrongKindError,
+    installed_packs,
     memories_json,
     memory_json,
     relation_json,
@@ -149,6 +152,7 @@ class MemoryTools:
     def _namespaces(self, memory: Memory) -> set[str]:
         found = {it.namespace for it in memory.vault.items("memory")}
         found |= {it.namespace for it in memory.vault.items("relation")}
+        found |= {pack.namespace for pack in installed_packs.installed(memory.vault)}
         return found | {self.namespace}
 
     def _readable(self, memory: Memory, namespace: str | None) -> list[str] | None:
@@ -208,8 +212,8 @@ class MemoryTools:
                 namespaces=namespaces,
                 tags=args.get("tags"),
                 kind=args.get("kind"),
-                saved_since=args.get("saved_since"),
-                saved_until=args.get("saved_until"),
+                saved_since=_alias(args, "saved_since", "since"),
+                saved_until=_alias(args, "saved_until", "until"),
                 discovered_since=args.get("discovered_since"),
                 discovered_until=args.get("discovered_until"),
                 top_k=args.get("top_k"),
@@ -223,7 +227,7 @@ class MemoryTools:
 
         def run(memory: Memory) -> dict[str, Any]:
             try:
-                found = memory.get_memory(args["id"])
+                found = memory.get_memory(_record_id(args))
             except WrongKindError as exc:
                 raise NotFoundError(exc.message, "use memory_relations to read relations") from None
             return {"memory": memory_json(found), "notice": NOTICE}
@@ -252,15 +256,17 @@ class MemoryTools:
         """Forget (or shred) one memory the caller may write."""
         shred = bool(args.get("shred", False))
 
+        item_id = _record_id(args)
+
         def run(memory: Memory) -> dict[str, Any]:
             try:
-                memory.get_memory(args["id"])
+                memory.get_memory(item_id)
             except WrongKindError:
                 raise NotFoundError(
-                    f"{args['id']} is a relation", "use memory_unlink to remove relations"
+                    f"{item_id} is a relation", "use memory_unlink to remove relations"
                 ) from None
-            done = memory.forget(args["id"], shred=shred)
-            return {"forgotten": True, "id": args["id"], "shredded": bool(done.get("shredded"))}
+            done = memory.forget(item_id, shred=shred)
+            return {"forgotten": True, "id": item_id, "shredded": bool(done.get("shredded"))}
 
         return self._call(run)
 
@@ -283,14 +289,16 @@ class MemoryTools:
         return self._call(run)
 
     def memory_relations(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Relations by entity / predicate / date over readable namespaces."""
+        """Relations by entity / subject / predicate / object / date over readable namespaces."""
         limit = int(args.get("limit", 100))
 
         def run(memory: Memory) -> dict[str, Any]:
             namespaces = self._readable(memory, args.get("namespace"))
             found = memory.relations(
                 entity=args.get("entity"),
+                subject=args.get("subject"),
                 predicate=args.get("predicate"),
+                object=args.get("object"),
                 as_of=args.get("as_of"),
                 namespace=args.get("namespace"),
                 limit=_ALL_RELATIONS,
@@ -298,7 +306,11 @@ class MemoryTools:
             visible = [
                 r for r in found["relations"] if namespaces is None or r["namespace"] in namespaces
             ]
-            return {"relations": [relation_json(r) for r in visible[:limit]], "notice": NOTICE}
+            return {
+                "relations": [relation_json(r) for r in visible[:limit]],
+                "truncated": len(visible) > limit,
+                "notice": NOTICE,
+            }
 
         return self._call(run)
 
@@ -380,6 +392,10 @@ class MemoryTools:
             "memories": count,
             "semantic": bool(status.get("semantic")),
             "unlock_tool_enabled": self._unlock_allowed,
+            "model": status.get("model"),
+            "index": {"indexed": status["indexed"], "vector_index": status["vector_index"]},
+            "packs": [_pack_status(p) for p in status.get("packs", [])],
+            "audit": dict(status["audit"]),
         }
         if not status.get("semantic"):
             out["hint"] = str(status.get("reason") or "semantic recall is off; keyword only")
@@ -449,6 +465,36 @@ class MemoryTools:
         """Drop the vault handle and its keys (server shutdown, after any warm-up)."""
         with self.busy:
             self._drop()
+
+
+def _pack_status(pack: Mapping[str, Any]) -> dict[str, Any]:
+    """An installed pack as memory_status shows it (no trust file paths: they are local)."""
+    keys = ("name", "namespace", "signature", "signer", "sequence", "records", "in_recall")
+    out = {k: pack.get(k) for k in keys}
+    if pack.get("warning"):
+        out["warning"] = pack["warning"]
+    return out
+
+
+def _record_id(args: Mapping[str, Any]) -> str:
+    """``id``, or Compartment's ``record_id`` for it (one of the two, or both the same)."""
+    given = {args[k] for k in ("id", "record_id") if k in args}
+    if len(given) != 1:
+        raise InputError(
+            "give the memory's id as 'id' (or its alias 'record_id'), once",
+            "pass exactly one of id / record_id",
+        )
+    return str(given.pop())
+
+
+def _alias(args: Mapping[str, Any], name: str, alias: str) -> str | None:
+    """A search bound given under its own name or Compartment's (a unix time becomes ISO)."""
+    if name in args and alias in args:
+        raise InputError(f"give {name} or {alias}, not both", f"{alias} is an alias of {name}")
+    value = args.get(name, args.get(alias))
+    if isinstance(value, int):
+        return utc_iso(datetime.fromtimestamp(value, UTC), timespec="seconds")[:19]
+    return None if value is None else str(value)
 
 
 def _describe(exc: BaseException) -> str:

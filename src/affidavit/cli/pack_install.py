@@ -1,0 +1,121 @@
+"""``affidavit pack install DIR [trust flags] [--name NAME] [--json]`` and ``pack uninstall NAME``.
+
+Install verifies the pack with exactly the checks and trust flags of ``pack verify`` (the
+evidence plane's reader parses the same raw command line) and seals the install in the
+vault; from then on ``search`` and ``memory_search`` find its records, read-only, in the
+namespace ``pack:<name>`` (:mod:`affidavit.recall.installed_packs`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from affidavit.cli.output import print_json, visible, warn
+
+if TYPE_CHECKING:
+    from affidavit.packs import TrustOptions
+
+HELP = """Verify a pack and install it into the vault: its records become searchable next to
+your memories, read-only, in the namespace pack:NAME.
+
+\b
+DIR                         the pack directory (an absolute path)
+--name NAME                 the installed name (default: the directory's name)
+--json                      print the install as JSON
+trust flags                 exactly as `affidavit pack verify` (see its --help); they are
+                            applied again whenever a process loads the pack
+
+A pack that changes on disk, or whose key the --revoked-keys file later names, drops out of
+recall with a warning until it is installed again.
+"""
+USAGE = "DIR [TRUST FLAGS] [--name NAME] [--json]"
+
+
+def _parse(args: list[str]) -> tuple[TrustOptions, Path, str | None, bool]:
+    from affidavit.core.errors import UsageError
+    from affidavit.packs import absolute_path, flag_value, parse_bool, parse_trust_args, take_flag
+
+    options, rest = parse_trust_args(args)
+    pack: str | None = None
+    name: str | None = None
+    as_json = False
+    index = 0
+    while index < len(rest):
+        name_flag = flag_value(rest, index, "--name")
+        if name_flag is not None:
+            name, index = name_flag
+            continue
+        json_flag = take_flag(rest, index, "--json")
+        if json_flag is not None:
+            as_json = parse_bool("--json", json_flag[0])
+            index = json_flag[1]
+            continue
+        arg = rest[index]
+        index += 1
+        if arg.startswith("-"):
+            raise UsageError(f"unknown option {arg}", "see `affidavit pack install --help`")
+        if pack is not None:
+            raise UsageError(f"unexpected argument {arg}", "give exactly one pack directory")
+        pack = arg
+    pack_dir = absolute_path("pack directory", pack or "")
+    if pack_dir is None:
+        raise UsageError("no pack directory given", "usage: affidavit pack install DIR [flags]")
+    return options, pack_dir, name, as_json
+
+
+@click.command(
+    "install",
+    help=HELP,
+    short_help="Verify a pack and make it searchable beside your memories.",
+    options_metavar=USAGE,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.pass_context
+def install(ctx: click.Context) -> None:
+    """Verify, then seal the install; PackRefused (nothing written) when refused."""
+    from affidavit.cli.opening import open_vault
+    from affidavit.recall import installed_packs
+
+    options, pack_dir, name, as_json = _parse(list(ctx.args))
+    vault = open_vault()
+    try:
+        done = installed_packs.install(vault, pack_dir, options, name)
+    finally:
+        vault.close()
+    if as_json:
+        print_json(done.as_dict())
+        return
+    if done.signature != "verified":
+        warn(f"pack {done.name} is {done.signature}: no key this host trusts signed it")
+    who = done.signer or done.fingerprint or "nobody"
+    sequence = f", sequence {done.sequence}" if done.sequence is not None else ""
+    sys.stdout.write(
+        visible(
+            f"installed pack {done.name}: {done.records} records in {done.namespace} "
+            f"({done.signature}, signed by {who}{sequence})"
+        )
+        + "\n"
+    )
+
+
+@click.command("uninstall")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print what was uninstalled as JSON.")
+def uninstall(name: str, as_json: bool) -> None:
+    """Take an installed pack out of recall (its folder stays)."""
+    from affidavit.cli.opening import open_vault
+    from affidavit.recall import installed_packs
+
+    vault = open_vault()
+    try:
+        gone = installed_packs.uninstall(vault, name)
+    finally:
+        vault.close()
+    if as_json:
+        print_json(gone.as_dict())
+    else:
+        sys.stdout.write(visible(f"uninstalled pack {gone.name}") + "\n")
