@@ -153,7 +153,7 @@ def review_accept(candidate_id: str, text: str | None, namespace: str, as_json: 
     with open_memory() as memory:
         outcome = accept(memory, candidate_id, text=text, namespace=namespace)
     if as_json:
-        print_json(store_json(outcome))
+        print_json(store_json(outcome, namespace))
         return
     if outcome["id"] is None:
         stdout.print(shown(f"not stored ({outcome['status']}): {outcome.get('hint', '')}"))
