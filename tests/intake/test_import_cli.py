@@ -1,4 +1,4 @@
-"""``affidavit import --from FORMAT`` as a real process: dry run, JSON, progress, the old default."""
+"""``affidavit import --from FORMAT`` as a process: dry run, JSON, progress, the old default."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def test_dry_run_prints_what_would_be_stored_and_stores_nothing(
     home: Path, cli_vault: dict[str, str], tmp_path: Path
 ) -> None:
     env = {**cli_vault, **LIGHT}
-    done = run_cli(["import", "--from", "markdown", str(_notes(tmp_path, 3)), "--dry-run"], home, env=env)
+    done = run_cli(
+        ["import", "--from", "markdown", str(_notes(tmp_path, 3)), "--dry-run"], home, env=env
+    )
     assert done.returncode == 0, done.stderr
     assert "would store: Shelf 0 holds 0 boxes of screws.  [inventory]" in done.stdout
     assert "3 claims would be stored in default (dry run)" in done.stdout
@@ -43,7 +45,9 @@ def test_import_reports_json_shows_progress_and_stores_nothing_twice(
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
     assert (report["stored"], report["duplicates"], report["namespace"]) == (150, 0, "shop")
-    assert report["skipped"] == [{"where": f"{path}:152", "reason": "a paragraph, not a bullet: one claim per bullet"}]
+    assert report["skipped"] == [
+        {"where": f"{path}:152", "reason": "a paragraph, not a bullet: one claim per bullet"}
+    ]
     assert "sealing" in first.stderr  # the progress bar, on stderr
     again = json.loads(run_cli(args, home, env=env).stdout)
     assert (again["stored"], again["duplicates"]) == (0, 150)

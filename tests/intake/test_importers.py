@@ -1,4 +1,4 @@
-"""Importers on a real vault: one claim per piece, skips with reasons, all or nothing, idempotent."""
+"""Importers on a real vault: a claim per piece, skips with reasons, all or nothing, idempotent."""
 
 from __future__ import annotations
 
@@ -92,13 +92,13 @@ def test_claude_memory_reads_every_md_file_of_a_folder(memory: Memory, tmp_path:
         ("Use uv, not pip.", ("claude-memory", "style")),
         ("Staging lives on db-2.", ("claude-memory",)),
     ]
-    assert [s.reason.split(" (")[0] for s in plan.skipped] == [
-        "an import of another file"
-    ]
+    assert [s.reason.split(" (")[0] for s in plan.skipped] == ["an import of another file"]
     assert plan.notes[1].source == str(folder / "topics" / "deploy.md")
 
 
-@pytest.mark.parametrize(("fmt", "write"), [(Format.CHATGPT, write_chatgpt), (Format.CLAUDE, write_claude)])
+@pytest.mark.parametrize(
+    ("fmt", "write"), [(Format.CHATGPT, write_chatgpt), (Format.CLAUDE, write_claude)]
+)
 def test_chat_exports_keep_what_the_user_stated_dated_by_message(
     memory: Memory, tmp_path: Path, fmt: Format, write: object
 ) -> None:
@@ -122,7 +122,12 @@ def test_compartment_jsonl_memories_in_relations_and_bad_texts_skipped(
 ) -> None:
     path = tmp_path / "export.jsonl"
     rows = [
-        {"text": "Alice owns billing.", "source": "chat", "tags": ["people"], "discovered": 1764547200},
+        {
+            "text": "Alice owns billing.",
+            "source": "chat",
+            "tags": ["people"],
+            "discovered": 1764547200,
+        },
         {"data": {"text": "Staging lives on db-2.", "kind": "fact"}, "namespace": "work"},
         {"subject": "alice", "predicate": "owns", "object": "billing"},
         {"text": "- one\n- two"},
@@ -142,7 +147,7 @@ def test_compartment_jsonl_memories_in_relations_and_bad_texts_skipped(
 def test_a_bad_file_stores_nothing(memory: Memory, tmp_path: Path) -> None:
     path = tmp_path / "export.jsonl"
     path.write_text(json.dumps({"text": "Alice owns billing."}) + "\n{broken\n")
-    with pytest.raises(InputError, match="export.jsonl:2 is not JSON"):
+    with pytest.raises(InputError, match=r"export\.jsonl:2 is not JSON"):
         read_plan(Format.COMPARTMENT, path, memory.max_chars)
     chats = tmp_path / "conversations.json"
     chats.write_text('[{"mapping": {}, "title": "x"')

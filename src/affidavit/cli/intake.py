@@ -37,7 +37,7 @@ FORMATS = ("affidavit", "claude-memory", "chatgpt", "claude", "markdown", "compa
 
 @click.group("hook", no_args_is_help=True)
 def hook() -> None:
-    """Capture an agent's new facts as candidate memories (reviewed before recall)."""
+    """Capture an agent's new facts as candidates to review."""
 
 
 def _outcome_line(outcome: Outcome) -> str:
@@ -49,7 +49,10 @@ def _outcome_line(outcome: Outcome) -> str:
 @click.option("--vault", type=PATH, help="The vault the hook stores into (default: as now).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 def hook_install(agent: str, vault: Path | None, dry_run: bool) -> None:
-    """Add the capture hook (a Stop hook) to the agent's settings, backed up first."""
+    """Add the capture hook (a Stop hook) to the agent's settings.
+
+    The settings file is backed up first; only its hooks.Stop list changes.
+    """
     from affidavit.integrate import hooks
 
     del agent  # one agent so far: the choice validates it
@@ -60,7 +63,10 @@ def hook_install(agent: str, vault: Path | None, dry_run: bool) -> None:
 @click.argument("agent", type=AGENT, help="The agent whose settings lose the hook.")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 def hook_remove(agent: str, dry_run: bool) -> None:
-    """Take the capture hook out: the backed-up file byte for byte if untouched since."""
+    """Take the capture hook out of the agent's settings.
+
+    The backed-up file comes back byte for byte if it is untouched since the install.
+    """
     from affidavit.integrate import hooks
 
     del agent
@@ -92,7 +98,10 @@ def _capture(vault: Path | None, payload: str) -> str:
     "--vault", type=PATH, help="Vault directory (default: AFFIDAVIT_VAULT or ~/.affidavit/vault)."
 )
 def hook_run(agent: str, vault: Path | None) -> None:
-    """What the hook runs: capture the transcript's new claims (always exits 0)."""
+    """What the hook runs: capture the transcript's new claims.
+
+    Always exits 0 with one line: a problem must never break the agent.
+    """
     from affidavit.core.errors import AffidavitError
 
     del agent
@@ -114,9 +123,10 @@ def hook_run(agent: str, vault: Path | None) -> None:
 @json_option
 @click.pass_context
 def review(ctx: click.Context, as_json: bool) -> None:
-    """List captured candidates; `review accept ID` keeps one, `review drop ID` drops it.
+    """List the captured candidates waiting for review.
 
-    Candidates are quarantined: search, recent and the MCP tools never return them.
+    `review accept ID` stores one as a memory, `review drop ID` forgets it. Candidates are
+    quarantined: search, recent and the MCP tools never return them.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -146,7 +156,7 @@ def review(ctx: click.Context, as_json: bool) -> None:
 @click.option("--namespace", default="default", help="The namespace it goes to.")
 @json_option
 def review_accept(candidate_id: str, text: str | None, namespace: str, as_json: bool) -> None:
-    """Store a candidate as a real memory (optionally reworded)."""
+    """Store a candidate as a memory (optionally reworded)."""
     from affidavit.intake import accept
     from affidavit.recall import store_json
 
@@ -262,7 +272,7 @@ def import_(
     dry_run: bool,
     as_json: bool,
 ) -> None:
-    """Import memories: all or nothing, and importing again stores nothing twice.
+    """Import memories from a file: all or nothing, idempotent.
 
     Claims that break the one-claim rule, and pieces that are not claims, are skipped and
     reported with the reason.

@@ -74,9 +74,52 @@ _STATEMENT = re.compile(
 _NAME_INSIDE = re.compile(r"(?<=[\w,;:] )[A-Z][\w-]+")
 #: Capitalised only because they open a sentence: not names.
 _STARTERS = frozenset(
-    "a an the this that these those it its there here we i you they he she our my your their "
-    "his her some all each every no not if when while after before because so but and or "
-    "also then today tomorrow yesterday".split()
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "there",
+        "here",
+        "we",
+        "i",
+        "you",
+        "they",
+        "he",
+        "she",
+        "our",
+        "my",
+        "your",
+        "their",
+        "his",
+        "her",
+        "some",
+        "all",
+        "each",
+        "every",
+        "no",
+        "not",
+        "if",
+        "when",
+        "while",
+        "after",
+        "before",
+        "because",
+        "so",
+        "but",
+        "and",
+        "or",
+        "also",
+        "then",
+        "today",
+        "tomorrow",
+        "yesterday",
+    ]
 )
 _IDENTIFIER = re.compile(r"\w+\.(?:py|js|ts|toml|json|yaml|yml|md|sh|go|rs)\b|\b[a-z]+_[a-z_]+\b")
 _NARRATION = re.compile(
@@ -109,11 +152,15 @@ def classify(sentence: str) -> Category | None:
     if _PREFERENCE.search(sentence):
         return Category.PREFERENCE
     words = sentence.split(maxsplit=1)
-    if len(words) == 2 and _STATEMENT.search(words[1]) and (
-        any(c.isdigit() for c in sentence)
-        or _NAME_INSIDE.search(sentence)
-        or _leading_name(sentence)
-        or _IDENTIFIER.search(sentence)
+    if (
+        len(words) == 2
+        and _STATEMENT.search(words[1])
+        and (
+            any(c.isdigit() for c in sentence)
+            or _NAME_INSIDE.search(sentence)
+            or _leading_name(sentence)
+            or _IDENTIFIER.search(sentence)
+        )
     ):
         return Category.FACT
     return None

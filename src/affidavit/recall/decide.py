@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -150,6 +150,29 @@ def nearest(
     return found
 
 
+#: From this many claims, a batch looks up word-for-word repeats of live memories by key first
+#: (one pass over the index) instead of a similarity search per claim: a re-import of 10,000
+#: notes would otherwise pay 10,000 searches to learn that each is already there.
+WORDED_FROM = 64
+
+
+def worded_index(index: RecallIndex) -> dict[tuple[Any, ...], str]:
+    """Each live memory's id by its place and exact wording (see :func:`worded_duplicate`)."""
+    return {
+        (e.namespace, e.kind, e.thread, e.turn, *wording(e.text)): e.id
+        for e in index.by_slot.values()
+    }
+
+
+def worded_duplicate(claim: Claim, worded: dict[tuple[Any, ...], str]) -> str | None:
+    """The live fact that says ``claim`` word for word, in its place: the duplicate that
+    :func:`decide` would find among the nearest (an opinion re-affirms instead, and a
+    correction compares without what it supersedes, so both take the full path)."""
+    if claim.kind != "fact" or claim.supersedes:
+        return None
+    return worded.get((*_place(claim), *wording(claim.text)))
+
+
 class BatchRepeats:
     """The claims of one batch kept so far, keyed so that a repeat is found without comparing
     every pair (a 10,000-note import would make 50 million comparisons).
@@ -159,7 +182,7 @@ class BatchRepeats:
     are compared, and the answer is the one the pairwise rule gives.
     """
 
-    def __init__(self, vectors: Sequence[npt.NDArray[np.float32]] | None) -> None:
+    def __init__(self, vectors: Mapping[int, npt.NDArray[np.float32]] | None) -> None:
         self._vectors = vectors
         self._worded: dict[tuple[Any, ...], int] = {}
         self._contents: dict[tuple[Any, ...], list[tuple[int, Claim]]] = {}

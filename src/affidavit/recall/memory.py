@@ -55,7 +55,14 @@ from typing import TYPE_CHECKING, Any, cast
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.recall import access, claims, graph, lifecycle
-from affidavit.recall.decide import BatchRepeats, decide, nearest
+from affidavit.recall.decide import (
+    WORDED_FROM,
+    BatchRepeats,
+    decide,
+    nearest,
+    worded_duplicate,
+    worded_index,
+)
 from affidavit.recall.embedder import (
     Embedder,
     describe,
@@ -269,7 +276,11 @@ class Memory:
                             f"{where}{old} is superseded by item {replaced[old]} already",
                             "let one memory of the batch replace it",
                         )
-            vectors = self._embed([c.text for c in proposed], progress)
+            worded = worded_index(self.index) if len(proposed) >= WORDED_FROM else {}
+            known = [worded_duplicate(claim, worded) for claim in proposed]
+            todo = [i for i, same in enumerate(known) if same is None]  # only these are embedded
+            embedded = self._embed([proposed[i].text for i in todo], progress)
+            vectors = dict(zip(todo, embedded, strict=True)) if embedded is not None else None
             results: list[StoreOutcome | None] = [None] * len(proposed)
             new: list[tuple[int, NewItem]] = []
             now = utc_iso(timespec="seconds")
@@ -278,6 +289,10 @@ class Memory:
             for i, claim in enumerate(proposed):
                 if progress is not None and (i + 1) % EMBED_CHUNK == 0:
                     progress("deciding", i + 1, len(proposed))
+                same = known[i]
+                if same is not None:
+                    results[i] = _outcome(same, StoreStatus.DUPLICATE)
+                    continue
                 qv = vectors[i][0] if vectors is not None else None
                 decided = self._decide(claim, qv, now)
                 if decided is not None:
