@@ -25,7 +25,6 @@ from affidavit.integrate.formats import JsonServerMap
 from affidavit.integrate.install import Outcome
 from affidavit.integrate.launcher import affidavit_command, affidavit_subcommand
 
-AGENTS = ("claude-code",)
 OP = "hook"
 _RUN = ["hook", "run", "claude-code"]
 _STOP = ("hooks", "Stop")
