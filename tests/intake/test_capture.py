@@ -46,7 +46,7 @@ def test_each_run_reads_only_what_was_appended_since(
     assert (again.messages, again.captured) == (0, 0)
     transcript(line("user", "Alice owns billing. We decided to ship on Fridays."))
     third = capture_transcript(memory, path)
-    assert (third.messages, third.captured, third.already_waiting) == (1, 1, 1)
+    assert (third.messages, third.captured, third.already_known) == (1, 1, 1)
     assert len(candidates(memory)) == 2
 
 
@@ -99,3 +99,14 @@ def test_drop_forgets_a_candidate_and_ids_of_memories_are_not_candidates(
         drop(memory, str(stored["id"]))
     with pytest.raises(NotFoundError, match="no candidate"):
         accept(memory, candidate.id)
+
+
+def test_a_sentence_already_remembered_is_not_captured_again(
+    memory: Memory, transcript: Callable[..., Path]
+) -> None:
+    memory.store(text="Alice owns billing.", source="earlier")
+    report = capture_transcript(
+        memory, transcript(line("user", "Alice  owns BILLING. Bob owns QA."))
+    )
+    assert (report.captured, report.already_known) == (1, 1)
+    assert [c.text for c in candidates(memory)] == ["Bob owns QA."]

@@ -9,8 +9,8 @@ and forgets the candidate; dropping forgets it.
 
 Each transcript is read from where the last run stopped: the byte offsets live in a sealed
 vault setting (a transcript path says which projects a user works on), written after the
-candidates, and a candidate whose words are already waiting is not added twice, so a run
-interrupted between the two writes repeats nothing.
+candidates, and a sentence already waiting or already remembered word for word is not added
+again, so a run interrupted between the two writes repeats nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from affidavit.recall import Memory, StoreOutcome
 
 CANDIDATE = "candidate"
+MEMORY = "memory"
 CAPTURE_NAMESPACE = "capture"
 OFFSETS_SETTING = "capture_offsets"
 
@@ -62,7 +63,7 @@ class CaptureReport:
     transcript: str
     messages: int
     captured: int
-    already_waiting: int
+    already_known: int
     unreadable_lines: int
 
     def line(self) -> str:
@@ -70,9 +71,15 @@ class CaptureReport:
         bad = f", {self.unreadable_lines} unreadable lines skipped" if self.unreadable_lines else ""
         return (
             f"affidavit: {self.captured} candidate memories captured from {self.messages} "
-            f"new messages ({self.already_waiting} already waiting){bad}; "
+            f"new messages ({self.already_known} already waiting or remembered){bad}; "
             "`affidavit review` to accept them"
         )
+
+
+def _key(text: str) -> str:
+    """A sentence as compared with what is already waiting or remembered: case and spacing
+    ignored (the store's own duplicate rule still runs on accept)."""
+    return " ".join(text.split()).casefold()
 
 
 def _candidate(item: VaultItem) -> Candidate:
@@ -98,17 +105,18 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
     offsets: dict[str, Any] = dict(vault.get_setting(OFFSETS_SETTING, {}) or {})
     start = offsets.get(key, 0)
     chunk = read_from(transcript, start if isinstance(start, int) else 0)
-    waiting = {c.text.casefold() for c in candidates(memory)}
+    waiting = {_key(c.text) for c in candidates(memory)}
+    waiting |= {_key(str(it.data.get("text", ""))) for it in vault.items(MEMORY)}
     now = utc_iso(timespec="seconds")
     new: list[NewItem] = []
     repeated = 0
     for said in chunk.messages:
         when = said.timestamp or now
         for claim in extract(said.text, memory.max_chars):
-            if claim.text.casefold() in waiting:
+            if _key(claim.text) in waiting:
                 repeated += 1
                 continue
-            waiting.add(claim.text.casefold())
+            waiting.add(_key(claim.text))
             data = {
                 "text": claim.text,
                 "source": f"{key} at {when}",
