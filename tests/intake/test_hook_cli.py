@@ -43,3 +43,17 @@ def test_run_never_fails_the_agent(home: Path, cli_vault: dict[str, str], tmp_pa
         assert done.returncode == 0, done.stderr
         assert done.stdout.count("\n") == 1 and "nothing captured" in done.stdout
         assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_review_shows_escape_sequences_from_a_transcript_instead_of_obeying_them(
+    home: Path, cli_vault: dict[str, str], transcript: Callable[..., Path]
+) -> None:
+    env = {**cli_vault, **LIGHT}
+    hostile = "The API listens on port 8080 \x1b]52;c;ZXZpbA==\x07 [bold]now[/bold]."
+    path = transcript(line("assistant", [{"type": "text", "text": hostile}]))
+    event = json.dumps({"transcript_path": str(path)})
+    run_cli(["hook", "run", "claude-code"], home, env=env, input=event)
+    shown = run_cli(["review"], home, env={**env, "COLUMNS": "300"})
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    assert "\u241b]52;c;ZXZpbA==" in shown.stdout and "[bold]now[/bold]" in shown.stdout
