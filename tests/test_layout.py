@@ -25,7 +25,7 @@ import affidavit
 from affidavit.core.exports import declared_exports
 
 SRC = Path(affidavit.__file__).parent
-PLANES = ("vault", "recall", "packs", "proxy")
+PLANES = ("vault", "recall", "packs", "proxy", "intake")
 #: What each top-level package may import besides itself (``affidavit`` itself: __version__).
 ALLOWED = {
     "core": set(),
@@ -36,6 +36,7 @@ ALLOWED = {
     "packs": {"core", "crypto", "exports"},
     "proxy": {"core", "crypto"},
     "integrate": {"core"},
+    "intake": {"core", "crypto", "vault", "recall", "exports"},
     "console": {"core", "crypto", *PLANES, "exports", "integrate"},
     "servers": {"core", "crypto", *PLANES},
     "cli": {"core", "crypto", *PLANES, "exports", "servers", "integrate", "console"},

@@ -73,7 +73,7 @@ def test_settings_list_get_set_and_unknown_keys(vault):
     keys = [row["key"] for row in maintenance.list_settings(m)]
     assert keys == ["max_memory_chars", "auto_expire", "auto_lock_minutes"]
     assert maintenance.set_setting(m, "max_memory_chars", "300")["value"] == 300
-    assert m.max_chars() == 300
+    assert m.max_chars == 300
     with pytest.raises(InputError, match="whole number"):
         maintenance.set_setting(m, "max_memory_chars", "many")
     with pytest.raises(UsageError, match="unknown setting 'colour'") as err:

@@ -38,7 +38,7 @@ memory = LazyGroup(
         "relations": f"{_RECALL}:relations",
         "unlink": f"{_RECALL}:unlink",
         "export": f"{_VAULT}:export",
-        "import": f"{_VAULT}:import_",
+        "import": "affidavit.cli.intake:import_",
         "serve": f"{_SERVER}:serve",
         "grant": f"{_SERVER}:grant",
         "unlock-tool": f"{_SERVER}:unlock_tool",
@@ -192,6 +192,8 @@ root = LazyGroup(
         "console": "affidavit.cli.console:console",
         "audit": audit,
         "completion": "affidavit.cli.completion:completion",
+        "hook": "affidavit.cli.intake:hook",
+        "review": "affidavit.cli.intake:review",
     },
     aliases={
         **{name: ("memory", name) for name in memory.entries},

@@ -14,6 +14,7 @@ Public API (every name is loaded on first use)::
         store_many, search, get_memory, get_relation, recent, forget, link, relations,
         unlink, expire, status, import_rows (see :mod:`.memory`)
     WrongKindError          a NotFoundError: the id names a memory, not a relation (or back)
+    check_claim(text, max_chars) -> str   the one-claim rule a store applies (InputError)
     embed_missing(vault, items, progress=None) -> items   windows for rows without a vector
     availability() -> dict  whether semantic recall can run here (no model loaded)
     shared_embedder() -> Embedder | None   the process-wide sentence model
@@ -45,6 +46,7 @@ from affidavit.core.exports import lazy_exports
 if TYPE_CHECKING:
     from affidavit.recall import access, bench, installed_packs, maintenance, tokens
     from affidavit.recall.access import WrongKindError
+    from affidavit.recall.claims import check_claim
     from affidavit.recall.embedder import availability, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
@@ -89,6 +91,7 @@ __all__ = [
     "access",
     "availability",
     "bench",
+    "check_claim",
     "embed_missing",
     "installed_packs",
     "maintenance",

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -150,24 +150,64 @@ def nearest(
     return found
 
 
-def same_claim(
-    a: Claim,
-    b: Claim,
-    vectors: Sequence[npt.NDArray[np.float32]] | None,
-    ia: int,
-    ib: int,
-) -> bool:
-    """Whether two claims of one batch (at ``ia`` and ``ib``, with their windows
-    ``vectors``) say the same thing: the store-time rule, applied within the batch."""
-    if _place(a) != _place(b):
-        return False
-    if a.kind == "opinion":
-        return same_wording(a.text, b.text)
-    if vectors is None:
-        close = _jaccard(a.text, b.text) >= params.DUPLICATE_JACCARD
-    else:
-        close = float((vectors[ia] @ vectors[ib][0]).max()) >= params.DUPLICATE_COSINE
-    return says_the_same(a.text, b.text, close=close)
+#: From this many claims, a batch looks up word-for-word repeats of live memories by key first
+#: (one pass over the index) instead of a similarity search per claim: a re-import of 10,000
+#: notes would otherwise pay 10,000 searches to learn that each is already there.
+WORDED_FROM = 64
+
+
+def worded_index(index: RecallIndex) -> dict[tuple[Any, ...], str]:
+    """Each live memory's id by its place and exact wording (see :func:`worded_duplicate`)."""
+    return {
+        (e.namespace, e.kind, e.thread, e.turn, *wording(e.text)): e.id
+        for e in index.by_slot.values()
+    }
+
+
+def worded_duplicate(claim: Claim, worded: dict[tuple[Any, ...], str]) -> str | None:
+    """The live fact that says ``claim`` word for word, in its place: the duplicate that
+    :func:`decide` would find among the nearest (an opinion re-affirms instead, and a
+    correction compares without what it supersedes, so both take the full path)."""
+    if claim.kind != "fact" or claim.supersedes:
+        return None
+    return worded.get((*_place(claim), *wording(claim.text)))
+
+
+class BatchRepeats:
+    """The claims of one batch kept so far, keyed so that a repeat is found without comparing
+    every pair (a 10,000-note import would make 50 million comparisons).
+
+    The store-time rule (:func:`says_the_same`) needs the same words in order, or the same
+    content words in order and closeness: both are exact keys, so only claims sharing a key
+    are compared, and the answer is the one the pairwise rule gives.
+    """
+
+    def __init__(self, vectors: Mapping[int, npt.NDArray[np.float32]] | None) -> None:
+        self._vectors = vectors
+        self._worded: dict[tuple[Any, ...], int] = {}
+        self._contents: dict[tuple[Any, ...], list[tuple[int, Claim]]] = {}
+
+    def find(self, claim: Claim, at: int) -> int | None:
+        """The index of an earlier kept claim that says what ``claim`` (at ``at``) says."""
+        place = _place(claim)
+        same = self._worded.get((place, *wording(claim.text)))
+        if same is not None or claim.kind == "opinion":
+            return same
+        for j, other in self._contents.get((place, *_content(claim.text)), ()):
+            if self._close(other, claim, j, at):
+                return j
+        return None
+
+    def add(self, claim: Claim, at: int) -> None:
+        """Keep ``claim`` (at ``at``) as one later claims of the batch may repeat."""
+        place = _place(claim)
+        self._worded.setdefault((place, *wording(claim.text)), at)
+        self._contents.setdefault((place, *_content(claim.text)), []).append((at, claim))
+
+    def _close(self, a: Claim, b: Claim, ia: int, ib: int) -> bool:
+        if self._vectors is None:
+            return _jaccard(a.text, b.text) >= params.DUPLICATE_JACCARD
+        return float((self._vectors[ia] @ self._vectors[ib][0]).max()) >= params.DUPLICATE_COSINE
 
 
 def _place(claim: Claim) -> tuple[str, str, str | None, int | None]:

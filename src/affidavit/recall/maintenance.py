@@ -130,7 +130,7 @@ def plan_atomize(memory: Memory, item_id: str) -> AtomizePlan:
     pieces = tuple(split_claims(view["text"]))
     if len(pieces) < 2:
         raise InputError(f"{item_id} holds one claim already", "nothing to split")
-    limit = memory.max_chars()
+    limit = memory.max_chars
     for number, piece in enumerate(pieces, 1):
         if len(piece) > limit:
             raise InputError(

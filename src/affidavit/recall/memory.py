@@ -9,7 +9,9 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
             kind="fact" | "opinion", supersedes=None | [] | [ids], quarantined=False)
         -> StoreOutcome {"id", "status": StoreStatus, "superseded": [ids],
                          "conflicts": [MemoryView...], "hint" (status conflict only)}
-    m.store_many([{...}, ...]) -> [StoreOutcome, ...]   every item validated before any is stored
+    m.store_many([{...}, ...], progress=None) -> [StoreOutcome, ...]   every item validated
+        before any is stored; progress(phase, done, total) for long batches
+    m.max_chars -> int                      the one-claim limit (setting max_memory_chars)
     m.search(query, namespaces=None, tags=None, saved_since=None, saved_until=None,
              discovered_since=None, discovered_until=None, top_k=None)
         -> SearchPage {"results": [MemoryHit], "semantic": bool, "notice": str}
@@ -27,7 +29,7 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
     m.status() -> RecallStatus: VaultStatus + {"semantic", "model", "indexed", "vector_index",
                                                "packs"}
     m.packs -> PackShelf   installed signed packs searched beside memories (read-only)
-    m.rebuild_index() -> int; m.max_chars() -> int
+    m.rebuild_index() -> int; m.max_chars: int
     m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits), one
                                                 transaction for the whole batch
 
@@ -56,7 +58,14 @@ from typing import TYPE_CHECKING, Any, cast
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.recall import access, claims, graph, lifecycle
-from affidavit.recall.decide import decide, nearest, same_claim
+from affidavit.recall.decide import (
+    WORDED_FROM,
+    BatchRepeats,
+    decide,
+    nearest,
+    worded_duplicate,
+    worded_index,
+)
 from affidavit.recall.embedder import (
     MODEL_FILE,
     MODEL_ID,
@@ -238,8 +247,13 @@ class Memory:
         today = lifecycle.today_utc().isoformat()
         return frozenset(i for i, day in self._expiring.items() if day < today)
 
+    @property
     def max_chars(self) -> int:
-        """The vault's one-claim length limit (setting ``max_memory_chars``)."""
+        """The one-claim limit in characters (setting ``max_memory_chars``): what importers
+        check each claim against before they store a batch."""
+        return self._max_chars()
+
+    def _max_chars(self) -> int:
         value = self.vault.get_setting(MAX_CHARS_SETTING, claims.DEFAULT_MAX_CHARS)
         return int(value) if isinstance(value, int) and value > 0 else claims.DEFAULT_MAX_CHARS
 
@@ -252,13 +266,22 @@ class Memory:
         """Store one memory (see the module docstring for fields and results)."""
         return self.store_many([fields])[0]
 
-    def store_many(self, batch: Sequence[Mapping[str, Any]]) -> list[StoreOutcome]:
-        """Store a batch: all validated first, new memories sealed in one transaction."""
+    def store_many(
+        self,
+        batch: Sequence[Mapping[str, Any]],
+        *,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> list[StoreOutcome]:
+        """Store a batch: all validated first, new memories sealed in one transaction.
+
+        ``progress(phase, done, total)`` reports the ``"embedding"``, ``"deciding"`` and
+        ``"sealing"`` phases of a long batch (an import).
+        """
         if not isinstance(batch, Sequence) or not batch:
             raise InputError("a batch to store needs at least one memory")
         with self._lock, self.index.vector.foreground():
             self._sync()
-            limit = self.max_chars()
+            limit = self.max_chars
             proposed: list[claims.Claim] = []
             for i, fields in enumerate(batch):
                 where = f"item {i}: " if len(batch) > 1 else ""
@@ -276,23 +299,33 @@ class Memory:
                             f"{where}{old} is superseded by item {replaced[old]} already",
                             "let one memory of the batch replace it",
                         )
-            vectors = self._embed([c.text for c in proposed])
+            worded = worded_index(self.index) if len(proposed) >= WORDED_FROM else {}
+            known = [worded_duplicate(claim, worded) for claim in proposed]
+            todo = [i for i, same in enumerate(known) if same is None]  # only these are embedded
+            embedded = self._embed([proposed[i].text for i in todo], progress)
+            vectors = dict(zip(todo, embedded, strict=True)) if embedded is not None else None
             results: list[StoreOutcome | None] = [None] * len(proposed)
             new: list[tuple[int, NewItem]] = []
             now = utc_iso(timespec="seconds")
             repeats: dict[int, int] = {}  # item -> earlier new item of the batch it repeats
+            kept = BatchRepeats(vectors)
             for i, claim in enumerate(proposed):
+                if progress is not None and (i + 1) % EMBED_CHUNK == 0:
+                    progress("deciding", i + 1, len(proposed))
+                same = known[i]
+                if same is not None:
+                    results[i] = _outcome(same, StoreStatus.DUPLICATE)
+                    continue
                 qv = vectors[i][0] if vectors is not None else None
                 decided = self._decide(claim, qv, now)
                 if decided is not None:
                     results[i] = decided
                     continue
-                earlier = next(
-                    (j for j, _ in new if same_claim(proposed[j], claim, vectors, j, i)), None
-                )
+                earlier = kept.find(claim, i)
                 if earlier is not None:
                     repeats[i] = earlier
                     continue
+                kept.add(claim, i)
                 vector = vector_to_bytes(vectors[i]) if vectors is not None else None
                 # A correction knows its id before the write, so the record it replaces is
                 # marked in the same transaction (a crash never leaves both live).
@@ -305,7 +338,12 @@ class Memory:
             }
             if vectors is not None and new and self.vault.get_setting(MODEL_SETTING) is None:
                 self.vault.set_setting(MODEL_SETTING, model_identity())  # see ``reindex``
-            stored = self.vault.put_many([it for _, it in new], amend=amend) if new else []
+            sealing = (lambda done, total: progress("sealing", done, total)) if progress else None
+            stored = (
+                self.vault.put_many([it for _, it in new], amend=amend, progress=sealing)
+                if new
+                else []
+            )
             for (i, _), item in zip(new, stored, strict=True):
                 superseded = list(proposed[i].supersedes or ())
                 results[i] = _outcome(item.id, StoreStatus.STORED, superseded)
@@ -318,8 +356,18 @@ class Memory:
             self._drain()
             return [r for r in results if r is not None]
 
-    def _embed(self, texts: list[str]) -> list[npt.NDArray[np.float32]] | None:
-        return self.embedder.embed_windows(texts) if self.embedder is not None else None
+    def _embed(
+        self, texts: list[str], progress: Callable[[str, int, int], None] | None = None
+    ) -> list[npt.NDArray[np.float32]] | None:
+        """Each text's windows, :data:`EMBED_CHUNK` texts per step (a progress tick each)."""
+        if self.embedder is None:
+            return None
+        out: list[npt.NDArray[np.float32]] = []
+        for start in range(0, len(texts), EMBED_CHUNK):
+            out += self.embedder.embed_windows(texts[start : start + EMBED_CHUNK])
+            if progress is not None:
+                progress("embedding", len(out), len(texts))
+        return out
 
     def _require_write(self, namespace: str, where: str) -> None:
         try:

@@ -229,7 +229,9 @@ class MemoryTools:
             try:
                 found = memory.get_memory(_record_id(args))
             except WrongKindError as exc:
-                raise NotFoundError(exc.message, "use memory_relations to read relations") from None
+                # a captured candidate is a record too, waiting for review: no tool reads it
+                hint = "use memory_relations to read relations" if exc.kind == "relation" else None
+                raise NotFoundError(exc.message, hint) from None
             return {"memory": memory_json(found), "notice": NOTICE}
 
         return self._call(run)

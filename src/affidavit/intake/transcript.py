@@ -1,0 +1,91 @@
+"""Reading a Claude Code session transcript (JSONL) from where the last run stopped.
+
+Claude Code appends one JSON object per line to the session's transcript. The lines that
+matter have ``"type": "user"`` or ``"assistant"`` and a ``message`` whose ``content`` is a
+string or a list of content blocks; only ``{"type": "text", "text": ...}`` blocks are what a
+person or the model said (``tool_use`` / ``tool_result`` blocks are tool traffic, and lines
+marked ``isMeta`` are the client's own). Other line types (summaries, system notes) are skipped.
+
+Reading starts at a byte offset and stops after the last complete line: the client may be
+writing the next line as we read, and a half line is read whole on the next run. A line that
+is not JSON is counted and skipped, never fatal: the hook must not break the agent.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class Said:
+    """One message's text, who said it and when (the line's ``timestamp``, if any)."""
+
+    role: str
+    text: str
+    timestamp: str | None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What a read found: the messages, the offset to start from next time, bad lines."""
+
+    messages: tuple[Said, ...]
+    offset: int
+    unreadable_lines: int
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
+    return "\n".join(parts)
+
+
+def _said(line: Any) -> Said | None:
+    if not isinstance(line, dict) or line.get("type") not in ROLES or line.get("isMeta"):
+        return None
+    message = line.get("message")
+    if not isinstance(message, dict):
+        return None
+    text = _text(message.get("content")).strip()
+    if not text:
+        return None
+    stamp = line.get("timestamp")
+    return Said(str(line["type"]), text, stamp if isinstance(stamp, str) else None)
+
+
+def read_from(path: Path, offset: int) -> Chunk:
+    """The messages appended to ``path`` since byte ``offset`` (from 0 if the file shrank)."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        if offset > size:
+            offset = 0  # a new file under the same name
+        handle.seek(offset)
+        data = handle.read()
+    end = data.rfind(b"\n") + 1
+    messages: list[Said] = []
+    bad = 0
+    for raw in data[:end].splitlines():
+        if not raw.strip():
+            continue
+        try:
+            said = _said(json.loads(raw))
+        except ValueError:
+            bad += 1
+            continue
+        if said is not None:
+            messages.append(said)
+    return Chunk(tuple(messages), offset + end, bad)
