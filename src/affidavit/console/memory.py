@@ -1,0 +1,626 @@
+"""The memory section: search the vault, read a memory's history, walk the relation graph, see
+the vault's shape and its audit chain, correct or forget from the page, import an export.
+
+Every answer comes from recall's public API (:class:`affidavit.recall.Memory`), the code
+behind ``affidavit search``, ``get``, ``forget``, ``store --supersedes`` and ``relations``: the
+page ranks as the command does because it makes the same call. A change (forget, shred,
+correct) is a POST that the guard checks like every other (cookie, Origin); the first POST
+only shows what would happen, and the change is made by the second, from that confirmation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from affidavit.console.context import Console, Section, notice
+from affidavit.console.forms import local_path, read_form, text
+from affidavit.console.html import Child, Markup, tag
+from affidavit.console.memory_charts import bar_chart, growth, growth_chart, tag_counts
+from affidavit.console.memory_jobs import Jobs, JobState
+from affidavit.console.memory_pages import (
+    SLUG,
+    facts,
+    history_card,
+    memory_block,
+    relations_table,
+    results,
+    search_form,
+    tabs,
+    unlock_card,
+)
+from affidavit.console.memory_vault import VaultHolder
+from affidavit.console.widgets import card, table
+from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
+
+SCRIPTS = ["memory.js"]
+AUDIT_SHOWN = 15
+GRAPH_LIMIT = 200
+ACTIONS = {
+    "forget": ("Forget", "It leaves recall; its sealed record stays until it is shredded."),
+    "shred": ("Shred", "Its key and ciphertext are destroyed: it cannot be recovered."),
+    "correct": ("Correct", "The correction is stored as a new memory that supersedes this one."),
+}
+FILTERS = ("q", "namespace", "kind", "tag", "since", "until")
+
+
+def search_args(values: dict[str, str]) -> dict[str, Any]:
+    """``Memory.search`` keyword arguments from the form's filters (empty ones left out)."""
+    args: dict[str, Any] = {}
+    if values.get("namespace"):
+        args["namespaces"] = [values["namespace"]]
+    if values.get("tag"):
+        args["tags"] = [values["tag"]]
+    if values.get("kind"):
+        args["kind"] = values["kind"]
+    if values.get("since"):
+        args["saved_since"] = values["since"]
+    if values.get("until"):
+        args["saved_until"] = values["until"]
+    return args
+
+
+def section(console: Console) -> Section:
+    """The memory section."""
+    holder = VaultHolder()
+    jobs = Jobs()
+
+    def page(title: str, active: str, *body: Child, status: int = 200) -> HTMLResponse:
+        main = [tag("h1", "Memory") if active != "m" else None, tabs(active), *body]
+        return console.page(title, main, active=SLUG, scripts=SCRIPTS, status=status)
+
+    async def locked(active: str, error: Markup | None = None, status: int = 200) -> HTMLResponse:
+        try:
+            known: Any = await run_in_threadpool(holder.locked_status)
+        except NotFoundError:
+            known = None
+        return page("Memory (locked)", active, unlock_card(known, error), status=status)
+
+    async def guarded(active: str, work: Any) -> Response:
+        """Run ``work(memory)`` in the pool; a locked vault shows the unlock card instead."""
+        try:
+            memory = await run_in_threadpool(holder.memory)
+        except (LockedError, NotFoundError):
+            return await locked(active)
+        try:
+            result: Response = await run_in_threadpool(work, memory)
+        except LockedError:
+            holder.drop()
+            return await locked(active)
+        except AffidavitError as exc:
+            return page("Memory", active, notice("error", str(exc)), status=400)
+        return result
+
+    def values_of(request: Request) -> dict[str, str]:
+        return {name: request.query_params.get(name, "").strip() for name in FILTERS}
+
+    def namespaces(memory: Any) -> list[str]:
+        return sorted(memory.vault.status()["namespaces"])
+
+    # -- search ------------------------------------------------------------------------------
+
+    async def index(request: Request) -> Response:
+        values = values_of(request)
+
+        def work(memory: Any) -> Response:
+            form = search_form(values, namespaces(memory))
+            if values["q"]:
+                found: Child = results(
+                    memory.search(values["q"], **search_args(values)), values["q"]
+                )
+            else:
+                recent = memory.recent(limit=10)
+                found = tag(
+                    "div",
+                    tag("h2", "Newest memories"),
+                    tag(
+                        "ul",
+                        [tag("li", memory_block(view), class_="hit") for view in recent],
+                        class_="hits",
+                    )
+                    if recent
+                    else tag("p", "The vault holds no memory yet.", class_="muted"),
+                    id="results",
+                    data_query="",
+                )
+            return page("Memory", "", card(form), card(found, id="results-card"))
+
+        return await guarded("", work)
+
+    async def fragment(request: Request) -> Response:
+        """Just the results, for the page's script (the same search as the full page)."""
+        values = values_of(request)
+        try:
+            memory = await run_in_threadpool(holder.memory)
+        except (LockedError, NotFoundError):
+            return HTMLResponse(str(notice("warn", "The vault is locked; reload.")), 409)
+        if not values["q"]:
+            return HTMLResponse(str(notice("info", "Type a question.")), 400)
+        try:
+            found = await run_in_threadpool(
+                lambda: memory.search(values["q"], **search_args(values))
+            )
+        except AffidavitError as exc:
+            return HTMLResponse(str(notice("error", str(exc))), 400)
+        return HTMLResponse(str(results(found, values["q"])))
+
+    async def unlock(request: Request) -> Response:
+        form = await read_form(request, max_files=0)
+        passphrase = form.get("passphrase")
+        try:
+            await run_in_threadpool(
+                holder.unlock, passphrase if isinstance(passphrase, str) else ""
+            )
+        except AffidavitError as exc:
+            return await locked("", notice("error", exc.message, " ", exc.hint or ""), 400)
+        return RedirectResponse(f"/{SLUG}/", status_code=303)
+
+    async def lock(request: Request) -> Response:
+        await read_form(request, max_files=0)
+        await run_in_threadpool(holder.drop)
+        return RedirectResponse(f"/{SLUG}/", status_code=303)
+
+    # -- one memory --------------------------------------------------------------------------
+
+    async def show(request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+
+        def work(memory: Any) -> Response:
+            history = memory.history(memory_id)
+            view = history["memory"]
+            edges = [
+                r
+                for r in memory.relations(limit=GRAPH_LIMIT)["relations"]
+                if r.get("src_id") == memory_id
+            ]
+            return page(
+                view["text"][:60],
+                "m",
+                card(memory_block(view, heading=True), id="memory"),
+                history_card(history),
+                card(
+                    tag("h2", "Relations it is the source of"),
+                    relations_table(edges, "No relation names this memory as its source."),
+                    id="relations",
+                ),
+                actions_card(view),
+            )
+
+        return await guarded("m", work)
+
+    async def act(request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+        action = request.path_params["action"]
+        if action not in ACTIONS:
+            return Response("not found", status_code=404, media_type="text/plain")
+        form = await read_form(request, max_files=0)
+        fields = {"text": text(form, "text"), "source": text(form, "source")}
+
+        def work(memory: Any) -> Response:
+            view = memory.get_memory(memory_id)
+            if text(form, "confirm") != "yes":
+                return confirmation(view, action, fields)
+            if action == "correct":
+                return RedirectResponse(
+                    f"/{SLUG}/m/{correct(memory, view, fields)}", status_code=303
+                )
+            memory.forget(memory_id, shred=action == "shred")
+            done = "shredded" if action == "shred" else "forgotten"
+            return page(
+                "Memory",
+                "m",
+                notice("ok", f"Memory {memory_id} was {done}."),
+                card(
+                    tag("p", view["text"], class_="muted"),
+                    tag("a", "Back to search", href=f"/{SLUG}/"),
+                ),
+            )
+
+        return await guarded("m", work)
+
+    def confirmation(view: Any, action: str, fields: dict[str, str]) -> Response:
+        label, consequence = ACTIONS[action]
+        hidden = [
+            tag("input", type="hidden", name=name, value=value) for name, value in fields.items()
+        ]
+        proposed = (
+            tag("blockquote", fields["text"], class_="proposed") if action == "correct" else None
+        )
+        form = tag(
+            "form",
+            hidden,
+            tag("input", type="hidden", name="confirm", value="yes"),
+            tag(
+                "div",
+                tag(
+                    "button",
+                    f"Yes, {label.lower()} it",
+                    type="submit",
+                    class_="primary danger" if action != "correct" else "primary",
+                ),
+                tag("a", "Cancel", href=f"/{SLUG}/m/{view['id']}"),
+                class_="row",
+            ),
+            method="post",
+            action=f"/{SLUG}/m/{view['id']}/{action}",
+            id="confirm-form",
+        )
+        return page(
+            f"{label}?",
+            "m",
+            card(
+                tag("h2", f"{label} this memory?"),
+                tag("blockquote", view["text"]),
+                facts(view),
+                tag("p", "Replace it with:", class_="muted") if proposed else None,
+                proposed,
+                notice("warn", consequence),
+                form,
+                id="confirm",
+            ),
+        )
+
+    def correct(memory: Any, view: Any, fields: dict[str, str]) -> str:
+        if not fields["text"]:
+            raise UsageError("write the corrected memory", "the correction replaces the old text")
+        outcome = memory.store(
+            text=fields["text"],
+            source=fields["source"] or f"correction of {view['id']} in the console",
+            namespace=view["namespace"],
+            tags=view["tags"],
+            kind=view["kind"],
+            importance=view["importance"],
+            supersedes=[view["id"]],
+        )
+        return str(outcome["id"])
+
+    # -- graph, overview ---------------------------------------------------------------------
+
+    async def graph(request: Request) -> Response:
+        entity = request.query_params.get("entity", "").strip()
+
+        def work(memory: Any) -> Response:
+            found = memory.relations(entity=entity or None, limit=GRAPH_LIMIT)
+            title = f"Relations of {entity}" if entity else "All relations"
+            more = f" (the newest {GRAPH_LIMIT} of {found['total']})" if found["truncated"] else ""
+            return page(
+                "Relations",
+                "graph",
+                card(
+                    tag("h2", title, more),
+                    tag(
+                        "p",
+                        "Entities are circles, predicates the arrows' labels with their validity "
+                        "window. Click an entity to centre the graph on it, an arrow to open the "
+                        "memory it came from.",
+                        class_="muted small",
+                    ),
+                    tag(
+                        "div",
+                        id="graph",
+                        data_src=f"/{SLUG}/graph.json",
+                        data_entity=entity,
+                        class_="graph",
+                    ),
+                    tag("a", "Show every relation", href=f"/{SLUG}/graph") if entity else None,
+                ),
+                card(
+                    relations_table(found["relations"], "No relations yet (`affidavit link`)."),
+                    id="relations",
+                ),
+            )
+
+        return await guarded("graph", work)
+
+    async def graph_data(request: Request) -> Response:
+        entity = request.query_params.get("entity", "").strip() or None
+        try:
+            memory = await run_in_threadpool(holder.memory)
+            found = await run_in_threadpool(
+                lambda: memory.relations(entity=entity, limit=GRAPH_LIMIT)
+            )
+        except AffidavitError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=409)
+        return JSONResponse(
+            {
+                "entity": entity,
+                "truncated": found["truncated"],
+                "edges": [
+                    {
+                        "id": r["id"],
+                        "subject": r["subject"],
+                        "predicate": r["predicate"],
+                        "object": r["object"],
+                        "valid_from": r.get("valid_from"),
+                        "valid_to": r.get("valid_to"),
+                        "src": f"/{SLUG}/m/{r['src_id']}" if r.get("src_id") else None,
+                    }
+                    for r in found["relations"]
+                ],
+            }
+        )
+
+    async def overview(request: Request) -> Response:
+        def work(memory: Any) -> Response:
+            status = memory.vault.status()
+            grants = memory.access.grants()
+            views = [
+                it
+                for it in memory.vault.items("memory")
+                if grants.mode(memory.access.caller, it.namespace) != "none"
+            ]
+            report = memory.vault.verify_audit()
+            latest = memory.vault.audit_log(limit=AUDIT_SHOWN)
+            return page(
+                "Memory overview",
+                "overview",
+                tag(
+                    "div",
+                    card(
+                        tag("h2", "Tags"),
+                        bar_chart(
+                            tag_counts(it.data.get("tags", []) for it in views),
+                            label="memories per tag",
+                            chart_id="tags-chart",
+                        ),
+                    ),
+                    card(
+                        tag("h2", "Growth"),
+                        growth_chart(growth(it.saved_at for it in views), chart_id="growth-chart"),
+                    ),
+                    class_="panels",
+                ),
+                tag(
+                    "div",
+                    namespaces_card(status, grants.table),
+                    audit_card(report, latest),
+                    class_="panels",
+                ),
+                lock_card(),
+            )
+
+        return await guarded("overview", work)
+
+    # -- import ------------------------------------------------------------------------------
+
+    async def import_page(request: Request) -> Response:
+        return await guarded("import", lambda memory: page("Import", "import", import_card()))
+
+    async def import_start(request: Request) -> Response:
+        form = await read_form(request, max_files=0)
+        source = text(form, "path")
+
+        def work(memory: Any) -> Response:
+            if not source:
+                raise UsageError("name the export file", "write its path on this machine")
+            job = jobs.start(memory, local_path("the export file", source))
+            return RedirectResponse(f"/{SLUG}/import/{job.id}", status_code=303)
+
+        return await guarded("import", work)
+
+    async def import_show(request: Request) -> Response:
+        job = jobs.get(request.path_params["job"])
+        if job is None:
+            return page("Import", "import", notice("error", "No such import."), status=404)
+        return page("Import", "import", import_card(job.state()))
+
+    async def import_state(request: Request) -> Response:
+        job = jobs.get(request.path_params["job"])
+        if job is None:
+            return JSONResponse({"error": "no such import"}, status_code=404)
+        return JSONResponse(job.state().as_json())
+
+    return Section(
+        slug=SLUG,
+        title="Memory",
+        summary="Search the vault with why each memory matched; history, relations, charts, "
+        "grants and the audit chain; correct, forget or import from the page.",
+        routes=[
+            Route("/", index),
+            Route("/results", fragment),
+            Route("/unlock", unlock, methods=["POST"]),
+            Route("/lock", lock, methods=["POST"]),
+            Route("/m/{memory_id}", show),
+            Route("/m/{memory_id}/{action}", act, methods=["POST"]),
+            Route("/graph", graph),
+            Route("/graph.json", graph_data),
+            Route("/overview", overview),
+            Route("/import", import_page),
+            Route("/import", import_start, methods=["POST"]),
+            Route("/import/{job}", import_show),
+            Route("/import/{job}/state", import_state),
+        ],
+    )
+
+
+def actions_card(view: Any) -> Markup:
+    """Correct, forget, shred: each a form whose POST first asks for confirmation."""
+    base = f"/{SLUG}/m/{view['id']}"
+    if view.get("superseded_by"):
+        correction: Child = tag(
+            "p", "A superseded memory is corrected through its newer version.", class_="muted small"
+        )
+    else:
+        correction = tag(
+            "form",
+            tag("label", "Corrected text", tag("textarea", view["text"], name="text")),
+            tag(
+                "label",
+                "Source",
+                tag(
+                    "input",
+                    type="text",
+                    name="source",
+                    placeholder=f"correction of {view['id']} in the console",
+                ),
+            ),
+            tag("button", "Correct…", type="submit", class_="primary"),
+            method="post",
+            action=f"{base}/correct",
+            class_="stack",
+            id="correct-form",
+        )
+    buttons = tag(
+        "div",
+        tag(
+            "form",
+            tag("button", "Forget…", type="submit"),
+            method="post",
+            action=f"{base}/forget",
+            id="forget-form",
+        ),
+        tag(
+            "form",
+            tag("button", "Shred…", type="submit", class_="danger"),
+            method="post",
+            action=f"{base}/shred",
+            id="shred-form",
+        ),
+        class_="row",
+    )
+    return card(
+        tag("h2", "Change it"),
+        tag("p", "Each change asks for confirmation first.", class_="muted small"),
+        correction,
+        tag("h3", "Take it out", class_="spaced"),
+        buttons,
+        id="actions",
+    )
+
+
+def namespaces_card(status: Any, table_of_grants: dict[str, dict[str, str]]) -> Markup:
+    """Records per namespace, and every grant set (callers without one get the defaults)."""
+    counts = table(
+        ("namespace", "records"),
+        [(name, count) for name, count in status["namespaces"].items()],
+        id="namespaces",
+    )
+    rows = [
+        (caller, namespace, tag("span", mode, class_=f"chip mode {mode}"))
+        for caller, rules in sorted(table_of_grants.items())
+        for namespace, mode in sorted(rules.items())
+    ]
+    grants = (
+        table(("caller", "namespace", "access"), rows, id="grants")
+        if rows
+        else tag(
+            "p",
+            "No grants set: you (caller user) read and write everything; each named agent "
+            "writes its own namespace and reads the others (`affidavit grant`).",
+            class_="muted small",
+            id="grants",
+        )
+    )
+    return card(tag("h2", "Namespaces"), counts, tag("h3", "Grants", class_="spaced"), grants)
+
+
+def audit_card(report: Any, latest: list[Any]) -> Markup:
+    """Whether the vault's audit chain holds, and its latest entries."""
+    if report.ok:
+        state = tag(
+            "div",
+            tag("span", class_="dot ok"),
+            tag(
+                "span",
+                f"Chain intact: {report.entries} entries, head {report.head[:16]}…",
+                data_chain="ok",
+            ),
+            class_="chain",
+        )
+    else:
+        state = tag(
+            "div",
+            tag("span", class_="dot bad"),
+            tag("strong", f"Chain broken: {report.problem}", data_chain="broken"),
+            class_="chain",
+        )
+    rows = [
+        (
+            tag("span", f"#{e.n}", class_="mono"),
+            e.body.get("at", ""),
+            e.body.get("op", ""),
+            tag("span", e.body.get("id", ""), class_="mono small"),
+        )
+        for e in reversed(latest)
+    ]
+    return card(
+        tag("h2", "Audit chain"),
+        state,
+        tag("h3", "Latest entries", class_="spaced"),
+        table(("entry", "time", "op", "record"), rows, id="audit-entries"),
+        id="audit",
+    )
+
+
+def lock_card() -> Markup:
+    """Close this console's handle on the vault (the vault stays as it is elsewhere)."""
+    return card(
+        tag("h2", "Lock"),
+        tag(
+            "p",
+            "Drop this console's keys and plaintext; the page asks for the passphrase again. "
+            "Other processes' unlock session is left as it is (`affidavit lock` ends it).",
+            class_="muted small",
+        ),
+        tag(
+            "form",
+            tag("button", "Lock the console", type="submit"),
+            method="post",
+            action=f"/{SLUG}/lock",
+            id="lock-form",
+        ),
+    )
+
+
+def import_card(state: JobState | None = None) -> Markup:
+    """The import form, or one import's progress."""
+    if state is None:
+        return card(
+            tag("h2", "Import an export"),
+            tag(
+                "p",
+                "Import a file written by `affidavit export --plaintext`, as `affidavit import "
+                "FILE` does: every line checked first, all or nothing, idempotent by id. Rows "
+                "without a vector are embedded.",
+                class_="muted small",
+            ),
+            tag(
+                "form",
+                tag(
+                    "label",
+                    "Export file on this machine",
+                    tag("input", type="text", name="path", placeholder="/path/to/export.jsonl"),
+                ),
+                tag("button", "Import", type="submit", class_="primary"),
+                method="post",
+                action=f"/{SLUG}/import",
+                class_="row",
+                id="import-form",
+            ),
+        )
+    share = state.done / state.total if state.total else 0.0
+    outcome: Child = None
+    if state.error:
+        outcome = notice("error", state.error)
+    elif state.result:
+        outcome = notice("ok", state.result)
+    return card(
+        tag("h2", "Importing ", tag("span", state.source, class_="mono")),
+        tag("progress", value=state.done, max=max(state.total, 1), id="import-bar"),
+        tag(
+            "p",
+            tag("span", state.phase, id="import-phase"),
+            " ",
+            tag("span", f"{state.done} / {state.total}", id="import-count"),
+            f" ({share:.0%})",
+            class_="muted small",
+        ),
+        tag("div", outcome, id="import-outcome"),
+        id="import",
+        data_state=f"/{SLUG}/import/{state.id}/state",
+        data_finished="1" if state.finished else None,
+    )
