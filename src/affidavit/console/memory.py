@@ -156,7 +156,7 @@ def section(console: Console) -> Section:
                 holder.unlock, passphrase if isinstance(passphrase, str) else ""
             )
         except AffidavitError as exc:
-            return await locked("", notice("error", exc.message, " ", exc.hint or ""), 400)
+            return await locked("", notice("error", str(exc)), 400)
         return RedirectResponse(f"/{SLUG}/", status_code=303)
 
     async def lock(request: Request) -> Response:
@@ -615,8 +615,7 @@ def import_card(state: JobState | None = None) -> Markup:
             "p",
             tag("span", state.phase, id="import-phase"),
             " ",
-            tag("span", f"{state.done} / {state.total}", id="import-count"),
-            f" ({share:.0%})",
+            tag("span", f"{state.done} / {state.total} ({share:.0%})", id="import-count"),
             class_="muted small",
         ),
         tag("div", outcome, id="import-outcome"),

@@ -69,21 +69,24 @@ def bar_chart(rows: Sequence[tuple[str, int]], *, label: str, chart_id: str) -> 
 
 
 def growth_chart(rows: Sequence[tuple[str, int, int]], *, chart_id: str) -> Markup:
-    """Columns of memories saved per month, with the running total as a line."""
+    """Columns of memories saved per month (left scale), the running total as a line (its
+    own scale, labelled at the right)."""
     if not rows:
         return tag("p", "No memories yet.", class_="muted small")
-    height, bottom, left = 200, 28, 40
+    height, bottom, left, right = 200, 28, 40, 50
     plot = height - bottom - 10
-    step = (WIDTH - left - 10) / len(rows)
-    most = max(total for _, _, total in rows)
+    step = (WIDTH - left - right) / len(rows)
+    busiest = max(added for _, added, _ in rows)
+    total = rows[-1][2]
+    every = max(1, -(-len(rows) // 6))  # at most about six month labels
     columns, points = [], []
-    for i, (month, added, total) in enumerate(rows):
+    for i, (month, added, running) in enumerate(rows):
         x = left + i * step
-        h = plot * added / most
+        h = plot * added / busiest
         columns.append(
             tag(
                 "g",
-                tag("title", f"{month}: {added} saved, {total} in all"),
+                tag("title", f"{month}: {added} saved, {running} in all"),
                 tag(
                     "rect",
                     x=round(x + step * 0.15, 1),
@@ -93,19 +96,18 @@ def growth_chart(rows: Sequence[tuple[str, int, int]], *, chart_id: str) -> Mark
                     class_="bar",
                 ),
                 tag("text", month, x=round(x + step / 2, 1), y=height - 10, class_="axis")
-                if len(rows) <= 12 or i % max(1, len(rows) // 12) == 0
+                if i % every == 0
                 else None,
                 data_month=month,
             )
         )
-        points.append(f"{x + step / 2:.1f},{10 + plot - plot * total / most:.1f}")
-    line = tag("polyline", points=" ".join(points), class_="line")
-    scale = tag("text", most, x=left - 6, y=16, class_="name")
+        points.append(f"{x + step / 2:.1f},{10 + plot - plot * running / total:.1f}")
     return tag(
         "svg",
         columns,
-        line,
-        scale,
+        tag("polyline", points=" ".join(points), class_="line"),
+        tag("text", f"{busiest}/month", x=left - 6, y=16, class_="name"),
+        tag("text", f"{total} in all", x=WIDTH - right + 4, y=16, class_="value"),
         viewBox=f"0 0 {WIDTH} {height}",
         width=WIDTH,
         height=height,

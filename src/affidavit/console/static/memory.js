@@ -50,38 +50,43 @@
   }
 
   function layout(names, edges, width, height) {
-    // A small force layout: edges pull, every pair pushes, a fixed number of steps.
+    // Fruchterman-Reingold: every pair pushes, edges pull, steps cool down; deterministic
+    // (starts on a circle), a fixed number of steps.
     const at = new Map();
     names.forEach((name, i) => {
       const angle = (2 * Math.PI * i) / names.length;
       at.set(name, { x: width / 2 + (width / 3) * Math.cos(angle), y: height / 2 + (height / 3) * Math.sin(angle) });
     });
-    const ideal = Math.min(180, Math.max(90, Math.sqrt((width * height) / Math.max(names.length, 1)) * 0.7));
-    for (let step = 0; step < 250; step++) {
-      const push = new Map(names.map((n) => [n, { x: 0, y: 0 }]));
+    const k = 0.9 * Math.sqrt((width * height) / Math.max(names.length, 1));
+    const steps = 300;
+    for (let step = 0; step < steps; step++) {
+      const heat = (width / 8) * (1 - step / steps);
+      const move = new Map(names.map((n) => [n, { x: 0, y: 0 }]));
       for (let i = 0; i < names.length; i++) {
         for (let j = i + 1; j < names.length; j++) {
           const a = at.get(names[i]), b = at.get(names[j]);
-          const dx = a.x - b.x || 0.01, dy = a.y - b.y || 0.01;
-          const d2 = dx * dx + dy * dy;
-          const f = (ideal * ideal) / d2;
-          push.get(names[i]).x += dx * f * 0.05; push.get(names[i]).y += dy * f * 0.05;
-          push.get(names[j]).x -= dx * f * 0.05; push.get(names[j]).y -= dy * f * 0.05;
+          const dx = a.x - b.x || 0.1, dy = a.y - b.y || 0.1;
+          const d = Math.max(Math.sqrt(dx * dx + dy * dy), 1);
+          const f = (k * k) / d / d;
+          move.get(names[i]).x += dx * f; move.get(names[i]).y += dy * f;
+          move.get(names[j]).x -= dx * f; move.get(names[j]).y -= dy * f;
         }
       }
       for (const e of edges) {
+        if (e.subject === e.object) continue;
         const a = at.get(e.subject), b = at.get(e.object);
-        if (a === b) continue;
-        const dx = b.x - a.x, dy = b.y - a.y;
-        const d = Math.sqrt(dx * dx + dy * dy) || 1;
-        const f = ((d - ideal) / d) * 0.05;
-        push.get(e.subject).x += dx * f; push.get(e.subject).y += dy * f;
-        push.get(e.object).x -= dx * f; push.get(e.object).y -= dy * f;
+        const dx = a.x - b.x, dy = a.y - b.y;
+        const d = Math.max(Math.sqrt(dx * dx + dy * dy), 1);
+        const f = d / k;
+        move.get(e.subject).x -= dx * f; move.get(e.subject).y -= dy * f;
+        move.get(e.object).x += dx * f; move.get(e.object).y += dy * f;
       }
       for (const name of names) {
-        const p = at.get(name), v = push.get(name);
-        p.x = Math.min(width - 60, Math.max(60, p.x + Math.max(-20, Math.min(20, v.x))));
-        p.y = Math.min(height - 30, Math.max(30, p.y + Math.max(-20, Math.min(20, v.y))));
+        const p = at.get(name), v = move.get(name);
+        const length = Math.max(Math.sqrt(v.x * v.x + v.y * v.y), 0.01);
+        const step_ = Math.min(length, heat);
+        p.x = Math.min(width - 90, Math.max(90, p.x + (v.x / length) * step_));
+        p.y = Math.min(height - 40, Math.max(30, p.y + (v.y / length) * step_));
       }
     }
     return at;
@@ -145,7 +150,8 @@
       bar.max = Math.max(state.total, 1);
       bar.value = state.done;
       document.getElementById("import-phase").textContent = state.phase;
-      document.getElementById("import-count").textContent = `${state.done} / ${state.total}`;
+      const share = state.total ? Math.round((100 * state.done) / state.total) : 0;
+      document.getElementById("import-count").textContent = `${state.done} / ${state.total} (${share}%)`;
       if (state.finished) {
         clearInterval(timer);
         const outcome = document.createElement("div");
