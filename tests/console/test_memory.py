@@ -247,3 +247,22 @@ def test_the_memory_routes_refuse_requests_without_the_token(start_console, vaul
         console, path="/memory/results?q=staging+port", headers={"Cookie": cookie}
     )
     assert status == 200 and "port 6543" in body  # the memory is still there
+
+
+def test_memory_content_is_shown_as_text_never_run(start_console, page, home, vault_env_of):
+    hostile = (
+        '<img src=x onerror="document.title=1"> Staging notes <script>document.title=2</script>'
+    )
+    store(home, vault_env_of, hostile, ["<b>tag</b>"])
+    link = ["link", "<svg onload=alert(1)>", "owns", "staging notes"]
+    assert run_cli(link, home, env=vault_env_of).returncode == 0
+    console = start_console(env=vault_env_of)
+    open_console(page, console, "/memory/")
+    search_in_page(page, "staging notes")
+    hit = page.locator("#results li.hit").first
+    assert "<img src=x" in hit.inner_text() and "#<b>tag</b>" in hit.inner_text()
+    page.goto(f"{console.origin}/memory/graph")
+    page.wait_for_selector("#graph[data-drawn='2']", timeout=TIMEOUT)
+    assert page.locator("main img, main script, #graph svg svg").count() == 0
+    assert "<svg onload=alert(1)>" in page.inner_text("#graph")
+    assert page.title().endswith("affidavit console")
