@@ -73,8 +73,8 @@ def growth_chart(rows: Sequence[tuple[str, int, int]], *, chart_id: str) -> Mark
     own scale, labelled at the right)."""
     if not rows:
         return tag("p", "No memories yet.", class_="muted small")
-    height, bottom, left, right = 200, 28, 40, 50
-    plot = height - bottom - 10
+    height, bottom, top, left, right = 210, 28, 24, 10, 10
+    plot = height - bottom - top
     step = (WIDTH - left - right) / len(rows)
     busiest = max(added for _, added, _ in rows)
     total = rows[-1][2]
@@ -90,7 +90,7 @@ def growth_chart(rows: Sequence[tuple[str, int, int]], *, chart_id: str) -> Mark
                 tag(
                     "rect",
                     x=round(x + step * 0.15, 1),
-                    y=round(10 + plot - h, 1),
+                    y=round(top + plot - h, 1),
                     width=round(step * 0.7, 1),
                     height=round(max(h, 1), 1),
                     class_="bar",
@@ -101,13 +101,13 @@ def growth_chart(rows: Sequence[tuple[str, int, int]], *, chart_id: str) -> Mark
                 data_month=month,
             )
         )
-        points.append(f"{x + step / 2:.1f},{10 + plot - plot * running / total:.1f}")
+        points.append(f"{x + step / 2:.1f},{top + plot - plot * running / total:.1f}")
     return tag(
         "svg",
         columns,
         tag("polyline", points=" ".join(points), class_="line"),
-        tag("text", f"{busiest}/month", x=left - 6, y=16, class_="name"),
-        tag("text", f"{total} in all", x=WIDTH - right + 4, y=16, class_="value"),
+        tag("text", f"bars: saved per month (up to {busiest})", x=left, y=12, class_="value"),
+        tag("text", f"line: {total} in all", x=WIDTH - right, y=12, class_="name"),
         viewBox=f"0 0 {WIDTH} {height}",
         width=WIDTH,
         height=height,
