@@ -266,3 +266,26 @@ def test_memory_content_is_shown_as_text_never_run(start_console, page, home, va
     assert page.locator("main img, main script, #graph svg svg").count() == 0
     assert "<svg onload=alert(1)>" in page.inner_text("#graph")
     assert page.title().endswith("affidavit console")
+
+
+def test_bad_input_gets_one_clear_line_and_changes_nothing(
+    start_console, home, vault_env_of, stored
+):
+    console = start_console(env=vault_env_of)
+    cookie = sign_in(console)
+    target = stored["Mira prefers green tea over coffee"]
+    form = {
+        "Cookie": cookie,
+        "Origin": console.origin,
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    status, _, body = request(console, "POST", f"/memory/m/{target}/correct", form, "text=")
+    assert status == 400 and "write the corrected memory" in body
+    status, _, body = request(console, "POST", "/memory/import", form, "path=export.jsonl")
+    assert status == 400 and "is not an absolute path" in body
+    status, _, body = request(console, "POST", "/memory/m/nosuchid/forget", form, "confirm=yes")
+    assert status == 400 and "nosuchid" in body and "Traceback" not in body
+    status, _, _ = request(console, "POST", f"/memory/m/{target}/explode", form, "confirm=yes")
+    assert status == 404
+    assert run_cli(["get", target], home, env=vault_env_of).returncode == 0
+    assert "Traceback" not in "".join(console.output)

@@ -10,7 +10,8 @@ only shows what would happen, and the change is made by the second, from that co
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -21,7 +22,7 @@ from affidavit.console.context import Console, Section, notice
 from affidavit.console.forms import local_path, read_form, text
 from affidavit.console.html import Child, Markup, tag
 from affidavit.console.memory_charts import bar_chart, growth, growth_chart, tag_counts
-from affidavit.console.memory_jobs import Jobs, JobState
+from affidavit.console.memory_jobs import Jobs
 from affidavit.console.memory_pages import (
     SLUG,
     facts,
@@ -33,9 +34,19 @@ from affidavit.console.memory_pages import (
     tabs,
     unlock_card,
 )
+from affidavit.console.memory_panels import (
+    actions_card,
+    audit_card,
+    import_card,
+    lock_card,
+    namespaces_card,
+)
 from affidavit.console.memory_vault import VaultHolder
-from affidavit.console.widgets import card, table
+from affidavit.console.widgets import card
 from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from affidavit.recall import Memory, MemoryView
 
 SCRIPTS = ["memory.js"]
 AUDIT_SHOWN = 15
@@ -80,7 +91,7 @@ def section(console: Console) -> Section:
             known = None
         return page("Memory (locked)", active, unlock_card(known, error), status=status)
 
-    async def guarded(active: str, work: Any) -> Response:
+    async def guarded(active: str, work: Callable[[Memory], Response]) -> Response:
         """Run ``work(memory)`` in the pool; a locked vault shows the unlock card instead."""
         try:
             memory = await run_in_threadpool(holder.memory)
@@ -98,7 +109,7 @@ def section(console: Console) -> Section:
     def values_of(request: Request) -> dict[str, str]:
         return {name: request.query_params.get(name, "").strip() for name in FILTERS}
 
-    def namespaces(memory: Any) -> list[str]:
+    def namespaces(memory: Memory) -> list[str]:
         return sorted(memory.vault.status()["namespaces"])
 
     # -- search ------------------------------------------------------------------------------
@@ -106,7 +117,7 @@ def section(console: Console) -> Section:
     async def index(request: Request) -> Response:
         values = values_of(request)
 
-        def work(memory: Any) -> Response:
+        def work(memory: Memory) -> Response:
             form = search_form(values, namespaces(memory))
             if values["q"]:
                 found: Child = results(
@@ -132,21 +143,24 @@ def section(console: Console) -> Section:
         return await guarded("", work)
 
     async def fragment(request: Request) -> Response:
-        """Just the results, for the page's script (the same search as the full page)."""
+        """Just the results, for the page's script (the same search as the full page), in one
+        trip to the thread pool: this is the round trip the page waits for."""
         values = values_of(request)
-        try:
-            memory = await run_in_threadpool(holder.memory)
-        except (LockedError, NotFoundError):
-            return HTMLResponse(str(notice("warn", "The vault is locked; reload.")), 409)
         if not values["q"]:
             return HTMLResponse(str(notice("info", "Type a question.")), 400)
-        try:
-            found = await run_in_threadpool(
-                lambda: memory.search(values["q"], **search_args(values))
-            )
-        except AffidavitError as exc:
-            return HTMLResponse(str(notice("error", str(exc))), 400)
-        return HTMLResponse(str(results(found, values["q"])))
+
+        def work() -> HTMLResponse:
+            try:
+                memory = holder.memory()
+            except (LockedError, NotFoundError):
+                return HTMLResponse(str(notice("warn", "The vault is locked; reload.")), 409)
+            try:
+                found = memory.search(values["q"], **search_args(values))
+            except AffidavitError as exc:
+                return HTMLResponse(str(notice("error", str(exc))), 400)
+            return HTMLResponse(str(results(found, values["q"])))
+
+        return await run_in_threadpool(work)
 
     async def unlock(request: Request) -> Response:
         form = await read_form(request, max_files=0)
@@ -169,7 +183,7 @@ def section(console: Console) -> Section:
     async def show(request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
 
-        def work(memory: Any) -> Response:
+        def work(memory: Memory) -> Response:
             history = memory.history(memory_id)
             view = history["memory"]
             edges = [
@@ -200,8 +214,10 @@ def section(console: Console) -> Section:
         form = await read_form(request, max_files=0)
         fields = {"text": text(form, "text"), "source": text(form, "source")}
 
-        def work(memory: Any) -> Response:
+        def work(memory: Memory) -> Response:
             view = memory.get_memory(memory_id)
+            if action == "correct" and not fields["text"]:
+                raise UsageError("write the corrected memory", "it replaces the old text")
             if text(form, "confirm") != "yes":
                 return confirmation(view, action, fields)
             if action == "correct":
@@ -222,7 +238,7 @@ def section(console: Console) -> Section:
 
         return await guarded("m", work)
 
-    def confirmation(view: Any, action: str, fields: dict[str, str]) -> Response:
+    def confirmation(view: MemoryView, action: str, fields: dict[str, str]) -> Response:
         label, consequence = ACTIONS[action]
         hidden = [
             tag("input", type="hidden", name=name, value=value) for name, value in fields.items()
@@ -264,9 +280,7 @@ def section(console: Console) -> Section:
             ),
         )
 
-    def correct(memory: Any, view: Any, fields: dict[str, str]) -> str:
-        if not fields["text"]:
-            raise UsageError("write the corrected memory", "the correction replaces the old text")
+    def correct(memory: Memory, view: MemoryView, fields: dict[str, str]) -> str:
         outcome = memory.store(
             text=fields["text"],
             source=fields["source"] or f"correction of {view['id']} in the console",
@@ -283,7 +297,7 @@ def section(console: Console) -> Section:
     async def graph(request: Request) -> Response:
         entity = request.query_params.get("entity", "").strip()
 
-        def work(memory: Any) -> Response:
+        def work(memory: Memory) -> Response:
             found = memory.relations(entity=entity or None, limit=GRAPH_LIMIT)
             title = f"Relations of {entity}" if entity else "All relations"
             more = f" (the newest {GRAPH_LIMIT} of {found['total']})" if found["truncated"] else ""
@@ -345,7 +359,7 @@ def section(console: Console) -> Section:
         )
 
     async def overview(request: Request) -> Response:
-        def work(memory: Any) -> Response:
+        def work(memory: Memory) -> Response:
             status = memory.vault.status()
             grants = memory.access.grants()
             views = [
@@ -394,7 +408,7 @@ def section(console: Console) -> Section:
         form = await read_form(request, max_files=0)
         source = text(form, "path")
 
-        def work(memory: Any) -> Response:
+        def work(memory: Memory) -> Response:
             if not source:
                 raise UsageError("name the export file", "write its path on this machine")
             job = jobs.start(memory, local_path("the export file", source))
@@ -434,192 +448,4 @@ def section(console: Console) -> Section:
             Route("/import/{job}", import_show),
             Route("/import/{job}/state", import_state),
         ],
-    )
-
-
-def actions_card(view: Any) -> Markup:
-    """Correct, forget, shred: each a form whose POST first asks for confirmation."""
-    base = f"/{SLUG}/m/{view['id']}"
-    if view.get("superseded_by"):
-        correction: Child = tag(
-            "p", "A superseded memory is corrected through its newer version.", class_="muted small"
-        )
-    else:
-        correction = tag(
-            "form",
-            tag("label", "Corrected text", tag("textarea", view["text"], name="text")),
-            tag(
-                "label",
-                "Source",
-                tag(
-                    "input",
-                    type="text",
-                    name="source",
-                    placeholder=f"correction of {view['id']} in the console",
-                ),
-            ),
-            tag("button", "Correct…", type="submit", class_="primary"),
-            method="post",
-            action=f"{base}/correct",
-            class_="stack",
-            id="correct-form",
-        )
-    buttons = tag(
-        "div",
-        tag(
-            "form",
-            tag("button", "Forget…", type="submit"),
-            method="post",
-            action=f"{base}/forget",
-            id="forget-form",
-        ),
-        tag(
-            "form",
-            tag("button", "Shred…", type="submit", class_="danger"),
-            method="post",
-            action=f"{base}/shred",
-            id="shred-form",
-        ),
-        class_="row",
-    )
-    return card(
-        tag("h2", "Change it"),
-        tag("p", "Each change asks for confirmation first.", class_="muted small"),
-        correction,
-        tag("h3", "Take it out", class_="spaced"),
-        buttons,
-        id="actions",
-    )
-
-
-def namespaces_card(status: Any, table_of_grants: dict[str, dict[str, str]]) -> Markup:
-    """Records per namespace, and every grant set (callers without one get the defaults)."""
-    counts = table(
-        ("namespace", "records"),
-        [(name, count) for name, count in status["namespaces"].items()],
-        id="namespaces",
-    )
-    rows = [
-        (caller, namespace, tag("span", mode, class_=f"chip mode {mode}"))
-        for caller, rules in sorted(table_of_grants.items())
-        for namespace, mode in sorted(rules.items())
-    ]
-    grants = (
-        table(("caller", "namespace", "access"), rows, id="grants")
-        if rows
-        else tag(
-            "p",
-            "No grants set: you (caller user) read and write everything; each named agent "
-            "writes its own namespace and reads the others (`affidavit grant`).",
-            class_="muted small",
-            id="grants",
-        )
-    )
-    return card(tag("h2", "Namespaces"), counts, tag("h3", "Grants", class_="spaced"), grants)
-
-
-def audit_card(report: Any, latest: list[Any]) -> Markup:
-    """Whether the vault's audit chain holds, and its latest entries."""
-    if report.ok:
-        state = tag(
-            "div",
-            tag("span", class_="dot ok"),
-            tag(
-                "span",
-                f"Chain intact: {report.entries} entries, head {report.head[:16]}…",
-                data_chain="ok",
-            ),
-            class_="chain",
-        )
-    else:
-        state = tag(
-            "div",
-            tag("span", class_="dot bad"),
-            tag("strong", f"Chain broken: {report.problem}", data_chain="broken"),
-            class_="chain",
-        )
-    rows = [
-        (
-            tag("span", f"#{e.n}", class_="mono"),
-            e.body.get("at", ""),
-            e.body.get("op", ""),
-            tag("span", e.body.get("id", ""), class_="mono small"),
-        )
-        for e in reversed(latest)
-    ]
-    return card(
-        tag("h2", "Audit chain"),
-        state,
-        tag("h3", "Latest entries", class_="spaced"),
-        table(("entry", "time", "op", "record"), rows, id="audit-entries"),
-        id="audit",
-    )
-
-
-def lock_card() -> Markup:
-    """Close this console's handle on the vault (the vault stays as it is elsewhere)."""
-    return card(
-        tag("h2", "Lock"),
-        tag(
-            "p",
-            "Drop this console's keys and plaintext; the page asks for the passphrase again. "
-            "Other processes' unlock session is left as it is (`affidavit lock` ends it).",
-            class_="muted small",
-        ),
-        tag(
-            "form",
-            tag("button", "Lock the console", type="submit"),
-            method="post",
-            action=f"/{SLUG}/lock",
-            id="lock-form",
-        ),
-    )
-
-
-def import_card(state: JobState | None = None) -> Markup:
-    """The import form, or one import's progress."""
-    if state is None:
-        return card(
-            tag("h2", "Import an export"),
-            tag(
-                "p",
-                "Import a file written by `affidavit export --plaintext`, as `affidavit import "
-                "FILE` does: every line checked first, all or nothing, idempotent by id. Rows "
-                "without a vector are embedded.",
-                class_="muted small",
-            ),
-            tag(
-                "form",
-                tag(
-                    "label",
-                    "Export file on this machine",
-                    tag("input", type="text", name="path", placeholder="/path/to/export.jsonl"),
-                ),
-                tag("button", "Import", type="submit", class_="primary"),
-                method="post",
-                action=f"/{SLUG}/import",
-                class_="row",
-                id="import-form",
-            ),
-        )
-    share = state.done / state.total if state.total else 0.0
-    outcome: Child = None
-    if state.error:
-        outcome = notice("error", state.error)
-    elif state.result:
-        outcome = notice("ok", state.result)
-    return card(
-        tag("h2", "Importing ", tag("span", state.source, class_="mono")),
-        tag("progress", value=state.done, max=max(state.total, 1), id="import-bar"),
-        tag(
-            "p",
-            tag("span", state.phase, id="import-phase"),
-            " ",
-            tag("span", f"{state.done} / {state.total} ({share:.0%})", id="import-count"),
-            class_="muted small",
-        ),
-        tag("div", outcome, id="import-outcome"),
-        id="import",
-        data_state=f"/{SLUG}/import/{state.id}/state",
-        data_finished="1" if state.finished else None,
     )
