@@ -198,6 +198,16 @@ def test_the_graph_overview_and_import_pages(
     assert page.locator("#import-bar").get_attribute("value") == "300"
     assert run_cli(["get", "imp00042"], home, env=vault_env_of).returncode == 0
 
+    # locked from the page: the passphrase in the environment no longer opens it, the page does
+    page.goto(f"{console.origin}/memory/overview")
+    page.click("#lock-form button")
+    page.wait_for_selector("#locked", timeout=TIMEOUT)
+    page.goto(f"{console.origin}/memory/m/{src}")
+    page.wait_for_selector("#locked", timeout=TIMEOUT)
+    page.fill("input[name=passphrase]", TEST_PASSPHRASE)
+    page.click("#unlock-form button")
+    page.wait_for_selector("#search-form", timeout=TIMEOUT)
+
 
 def test_the_memory_routes_refuse_requests_without_the_token(start_console, vault_env_of, stored):
     console = start_console(env=vault_env_of)

@@ -175,7 +175,7 @@ def section(console: Console) -> Section:
 
     async def lock(request: Request) -> Response:
         await read_form(request, max_files=0)
-        await run_in_threadpool(holder.drop)
+        await run_in_threadpool(lambda: holder.drop(by_user=True))
         return RedirectResponse(f"/{SLUG}/", status_code=303)
 
     # -- one memory --------------------------------------------------------------------------

@@ -28,14 +28,14 @@ class VaultHolder:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._memory: Memory | None = None
-        self._tried = False
+        self._automatic = True  # False once locked from the page: only the passphrase opens it
         self._lock = threading.Lock()
 
     def memory(self) -> Memory:
         """The open vault's recall facade; LockedError (or NotFoundError: no vault) if none."""
         with self._lock:
-            if self._memory is None and not self._tried:
-                self._tried = True  # the session or environment is tried once, at first use
+            if self._memory is None and self._automatic:
+                # no secret asked: a session started since (`affidavit unlock`) is picked up
                 self._memory = self._open(None)
             if self._memory is None:
                 raise LockedError("the memory vault is locked", "unlock it on this page")
@@ -55,10 +55,15 @@ class VaultHolder:
             if self._memory is None:
                 self._memory = self._open(passphrase)
 
-    def drop(self) -> None:
-        """Close the handle (keys and plaintext dropped); the next page shows it locked."""
+    def drop(self, *, by_user: bool = False) -> None:
+        """Close the handle (keys and plaintext dropped); the next page shows it locked.
+
+        ``by_user``: locked from the page, so the session or environment that opened it is not
+        used again; only the passphrase typed into the page reopens it.
+        """
         with self._lock:
             memory, self._memory = self._memory, None
+            self._automatic = self._automatic and not by_user
         if memory is not None:
             memory.vault.close()
 
