@@ -299,3 +299,18 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(
     assert status == 404
     assert run_cli(["get", target], home, env=vault_env_of).returncode == 0
     assert "Traceback" not in "".join(console.output)
+
+
+def test_a_vault_unlocked_after_the_console_started_is_picked_up(
+    start_console, page, home, vault_env_of, stored
+):
+    locked = {k: v for k, v in vault_env_of.items() if k != "AFFIDAVIT_PASSPHRASE"}
+    console = start_console(env=locked)
+    open_console(page, console, "/memory/")
+    page.wait_for_selector("#locked", timeout=TIMEOUT)
+    assert run_cli(["unlock"], home, env=vault_env_of).returncode == 0  # a session, elsewhere
+    page.reload()
+    page.wait_for_selector("#search-form", timeout=TIMEOUT)
+    assert run_cli(["lock"], home, env=locked).returncode == 0  # ended elsewhere: noticed
+    page.reload()
+    page.wait_for_selector("#locked", timeout=TIMEOUT)
