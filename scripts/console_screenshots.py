@@ -142,9 +142,112 @@ def proxy_page(page: Any, console: RunningConsole, work: Path, home: Path, out: 
     page.screenshot(path=str(out / "proxy.png"), full_page=True)
 
 
+MEMORIES = [
+    (
+        "The tool library on Larkspur Lane opens Tuesday to Saturday",
+        ["library", "hours"],
+        "2026-03-02",
+    ),
+    (
+        "Drills go out for three days; everything else for a week",
+        ["library", "loans"],
+        "2026-03-02",
+    ),
+    ("Ada runs the Saturday shift at the tool library", ["library", "people"], "2026-04-11"),
+    ("The repair café meets on Saturday mornings at nine", ["repair-cafe", "hours"], "2026-05-20"),
+    ("Ravi fixes bicycles at the repair café", ["repair-cafe", "people"], "2026-06-01"),
+    ("Our garden plot is number 14, next to the compost bins", ["garden"], "2026-07-15"),
+    ("The compost is turned on the first Sunday of each month", ["garden", "hours"], "2026-08-03"),
+    ("Late returns pay no fine but lose borrowing for a week", ["library", "loans"], "2026-09-09"),
+]
+
+
+def memory_pages(page: Any, work: Path, out: Path) -> None:
+    """The memory section on an invented vault: search, a corrected memory, the graph, the
+    overview, an import and the locked vault."""
+    from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault, vault_env
+
+    from affidavit.recall import Memory
+
+    vault_path = work / "memory-vault"
+    vault = create_test_vault(vault_path)
+    memory = Memory(vault)
+    ids = [
+        memory.store(text=t, source="chat with the librarian", tags=tags, discovered=day)["id"]
+        for t, tags, day in MEMORIES
+    ]
+    opinion = memory.store(
+        text="Saturday is the best day to volunteer", source="chat", kind="opinion"
+    )["id"]
+    memory.store(
+        text="Sunday is the best day to volunteer", source="chat", kind="opinion", supersedes=[]
+    )
+    corrected = memory.store(
+        text="The tool library on Larkspur Lane opens Wednesday to Sunday",
+        source="notice on the door",
+        tags=["library", "hours"],
+        supersedes=[ids[0]],
+    )["id"]
+    memory.link("Ada", "volunteers_at", "tool library", src_id=ids[2], valid_from="2026-04-11")
+    memory.link("Ravi", "volunteers_at", "repair café", src_id=ids[4], valid_from="2026-06-01")
+    memory.link("tool library", "located_on", "Larkspur Lane", src_id=corrected)
+    memory.link("Ada", "knows", "Ravi", valid_from="2025-01-01", valid_to="2026-12-31")
+    memory.link("repair café", "meets_at", "tool library", src_id=ids[3])
+    vault.close()
+    del opinion
+
+    home = work / "memory-home"
+    home.mkdir()
+    env = {**_env(home), **vault_env(vault_path, work / "memory-run")}
+    console = RunningConsole([], env)
+    try:
+        open_console(page, console, "/memory/?q=who+is+around+on+Saturday")
+        page.wait_for_selector("#results li.hit")
+        page.screenshot(path=str(out / "memory-search.png"), full_page=True)
+        page.goto(f"{console.origin}/memory/m/{corrected}")
+        page.wait_for_selector("#history")
+        page.screenshot(path=str(out / "memory-page.png"), full_page=True)
+        page.goto(f"{console.origin}/memory/graph")
+        page.wait_for_selector("#graph[data-drawn]")
+        page.screenshot(path=str(out / "memory-graph.png"), full_page=True)
+        export = work / "export.jsonl"
+        with export.open("w") as rows:
+            for i in range(2000):
+                data = {"text": f"Loan {i}: a ladder went out and came back", "source": "loan book"}
+                saved = f"2026-{1 + i * 11 // 2000:02d}-15T10:00:00Z"  # spread over the year
+                row = {"id": f"loan{i:05d}", "namespace": "loans", "data": data, "saved_at": saved}
+                rows.write(json.dumps(row) + "\n")
+        page.goto(f"{console.origin}/memory/import")
+        page.fill("input[name=path]", str(export))
+        page.click("#import-form button")
+        page.wait_for_selector("#import[data-finished]", timeout=300_000)
+        page.screenshot(path=str(out / "memory-import.png"), full_page=True)
+        page.goto(f"{console.origin}/memory/overview")
+        page.screenshot(path=str(out / "memory-overview.png"), full_page=True)
+    finally:
+        console.stop()
+    locked = {k: v for k, v in env.items() if k != "AFFIDAVIT_PASSPHRASE"}
+    console = RunningConsole([], locked)
+    try:
+        open_console(page, console, "/memory/")
+        page.wait_for_selector("#locked")
+        page.fill("input[name=passphrase]", "a wrong guess")
+        page.click("#unlock-form button")
+        page.wait_for_selector("#locked .notice.error")
+        page.screenshot(path=str(out / "memory-locked.png"), full_page=True)
+        page.fill("input[name=passphrase]", TEST_PASSPHRASE)
+        page.click("#unlock-form button")
+        page.wait_for_selector("#search-form")
+    finally:
+        console.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "console")
+    parser.add_argument(
+        "--only", choices=("packs", "proxy", "memory"), help="only this section's pages"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(REPO / "benchmarks"))
@@ -161,8 +264,12 @@ def main() -> None:
                 page = browser.new_page(viewport={"width": 1360, "height": 900})
                 open_console(page, console)
                 page.screenshot(path=str(args.out / "home.png"))
-                pack_pages(page, console, work, args.out)
-                proxy_page(page, console, work, home, args.out)
+                if args.only in (None, "packs"):
+                    pack_pages(page, console, work, args.out)
+                if args.only in (None, "proxy"):
+                    proxy_page(page, console, work, home, args.out)
+                if args.only in (None, "memory"):
+                    memory_pages(page, work, args.out)
                 browser.close()
         finally:
             console.stop()

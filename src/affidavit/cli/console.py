@@ -42,7 +42,7 @@ def settings(
 def console(
     port: int | None, no_browser: bool, audit_log: Path | None, stop_when_stdin_closes: bool
 ) -> None:
-    """A local web console: make and check packs, watch proxy verdicts.
+    """A local web console: memories, packs, proxy verdicts.
 
     Packs are made from chat exports and checked as `pack verify` checks them; the proxy's
     verdicts appear live as its audit log grows. It listens on 127.0.0.1 only and answers

@@ -352,7 +352,7 @@ def _progress(total: int, label: str) -> Iterator[Callable[[int, int], None] | N
 
 def _read_import(source: str) -> list[NewItem]:
     """Parse an export file: every line checked before anything is stored."""
-    from affidavit.vault import NewItem
+    from affidavit.vault import parse_export
 
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
@@ -360,31 +360,7 @@ def _read_import(source: str) -> list[NewItem]:
         raise InputError(f"no file {source}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {source} ({exc})") from None
-    items = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict):
-                raise ValueError("not an object")
-            vector = row.get("vector")
-            items.append(
-                NewItem(
-                    data=row["data"],
-                    kind=row.get("kind", "memory"),
-                    namespace=row.get("namespace", "default"),
-                    vector=base64.b64decode(vector, validate=True) if vector else None,
-                    id=row["id"],
-                    saved_at=row.get("saved_at"),
-                )
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(
-                f"{source} line {number}: not an export row ({exc})",
-                "nothing was imported; fix that line",
-            ) from None
-    return items
+    return parse_export(text, source)
 
 
 @click.command("import")

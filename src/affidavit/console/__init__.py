@@ -1,4 +1,4 @@
-"""The local web console: pack maker, pack checker and live proxy verdicts on 127.0.0.1.
+"""The local web console on 127.0.0.1: memory, pack maker, pack checker, live proxy verdicts.
 
 ``affidavit console`` calls :func:`serve`; ``affidavit proxy --console`` starts one beside the
 proxy with :func:`start_beside`. Importing this package is cheap: Starlette and uvicorn are

@@ -27,6 +27,7 @@ from affidavit.console.guard import Guard
 from affidavit.console.html import tag
 
 SECTIONS = (
+    "affidavit.console.memory",
     "affidavit.console.pack_maker",
     "affidavit.console.pack_check",
     "affidavit.console.proxy_calls",

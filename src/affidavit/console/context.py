@@ -2,7 +2,7 @@
 
 A part of the console is a :class:`Section`: a slug (its URL prefix), a title for the nav, a
 line for the home page and its routes. The sections are listed in
-:data:`affidavit.console.app.SECTIONS`; adding one (the memory dashboard) is one module with a
+:data:`affidavit.console.app.SECTIONS`; adding one is one module with a
 ``section(console)`` function and one line there.
 """
 

@@ -19,12 +19,15 @@ Public API (every name is loaded on first use)::
     availability() -> dict  whether semantic recall can run here (no model loaded)
     shared_embedder() -> Embedder | None   the process-wide sentence model
     run_selftest() -> dict  recall end to end on a private temporary vault
+    MemoryHistory, HistoryEvent   what Memory.history returns (:mod:`.history`)
 
     The values reads and writes return (TypedDicts: JSON is the point), and the one wire
     shape of each, shared by the CLI's --json and the memory MCP server (:mod:`.views`):
     MemoryView, MemoryHit, SearchPage, RelationView, LinkOutcome, RelationPage,
     StoreOutcome + StoreStatus, Forgotten, Unlinked, Expired, RecallStatus;
     memory_json, relation_json, search_json, memories_json, store_json; NOTICE
+    ScoreParts    a hit's ``parts``: why it matched (channels' shares, priors, age, page);
+                  kept off the wire, which carries score and channels
 
     access        callers, namespaces and grants: check_name, default_namespace, Grants,
                   Access, grant, unlock_tool_enabled, set_unlock_tool, DEFAULT_CALLER
@@ -48,8 +51,10 @@ if TYPE_CHECKING:
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.claims import check_claim
     from affidavit.recall.embedder import availability, shared_embedder
+    from affidavit.recall.history import HistoryEvent, MemoryHistory
     from affidavit.recall.memory import Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
+    from affidavit.recall.ranking import ScoreParts
     from affidavit.recall.selftest import run_selftest
     from affidavit.recall.views import (
         NOTICE,
@@ -76,13 +81,16 @@ __all__ = [
     "NOTICE",
     "Expired",
     "Forgotten",
+    "HistoryEvent",
     "LinkOutcome",
     "Memory",
+    "MemoryHistory",
     "MemoryHit",
     "MemoryView",
     "RecallStatus",
     "RelationPage",
     "RelationView",
+    "ScoreParts",
     "SearchPage",
     "StoreOutcome",
     "StoreStatus",

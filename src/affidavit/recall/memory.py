@@ -16,6 +16,8 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
              discovered_since=None, discovered_until=None, top_k=None)
         -> SearchPage {"results": [MemoryHit], "semantic": bool, "notice": str}
     m.get_memory(id) -> MemoryView (superseded ones too, with "superseded_by")
+    m.history(id) -> MemoryHistory {"memory", "supersedes", "superseded_by", "conflicts",
+                                    "events"}: corrections both ways, live conflicts, writes
     m.get_relation(id) -> RelationView
         (access.WrongKindError, a NotFoundError, when the id names a record of another kind)
     m.recent(limit=10, namespace=None) -> [MemoryView, ...] newest first
@@ -57,7 +59,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
-from affidavit.recall import access, claims, graph, lifecycle
+from affidavit.recall import access, claims, graph, history, lifecycle
 from affidavit.recall.decide import (
     WORDED_FROM,
     BatchRepeats,
@@ -76,6 +78,7 @@ from affidavit.recall.embedder import (
     vector_from_bytes,
     vector_to_bytes,
 )
+from affidavit.recall.history import MemoryHistory
 from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
 from affidavit.recall.ranking import Entry, Filters, RecallIndex
 from affidavit.recall.views import (
@@ -512,7 +515,15 @@ class Memory:
                     if self.packs.holds(hit.id)
                     else self._view(self.vault.get(hit.id))
                 )
-                results.append({**view, "score": round(hit.score, 4), "channels": hit.channels})
+                assert hit.parts is not None  # every hit of a search is scored by rank()
+                results.append(
+                    {
+                        **view,
+                        "score": round(hit.score, 4),
+                        "channels": hit.channels,
+                        "parts": hit.parts,
+                    }
+                )
             page: SearchPage = {
                 "results": results,
                 "semantic": embedding is not None,
@@ -533,6 +544,34 @@ class Memory:
             if item.id in self._hidden():
                 raise NotFoundError(f"memory {item_id} expired on {item.data.get('expires')}")
             return self._view(item)
+
+    def history(self, item_id: str) -> MemoryHistory:
+        """A memory with what it replaced and what replaced it, the live opinions it conflicts
+        with, and its writes in the audit chain (:mod:`.history`)."""
+        with self._lock:
+            self._sync()
+            item = self._readable(item_id, MEMORY)
+
+            def read(other: str) -> VaultItem:
+                found = self.access.readable(other)
+                if found.kind != MEMORY:
+                    raise access.WrongKindError(other, found.kind, MEMORY)
+                return found
+
+            before = history.chain(item, history.older, read)
+            after = history.chain(item, history.newer, read)
+            newer = [it.id for it in after[:1]]
+            windows = self._windows_of(item)
+            first = windows[0] if windows is not None and len(windows) else None
+            rivals = history.conflicts(item, self.index, read, first)
+            writes = history.events(item, self.vault.audit_log(ids={item.id, *newer}))
+            return {
+                "memory": self._view(item),
+                "supersedes": [self._view(it) for it in before],
+                "superseded_by": [self._view(it) for it in after],
+                "conflicts": [self._view(it) for it in rivals],
+                "events": writes,
+            }
 
     def get_relation(self, item_id: str) -> RelationView:
         """One relation by id; WrongKindError for a memory."""

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, NotRequired, TypedDict, cast
 
+from affidavit.recall.ranking.entry import ScoreParts
 from affidavit.vault import STRUCTURE_FIELDS, VaultStatus
 
 #: Carried by every result that holds memory content (DESIGN.md: data, not instructions).
@@ -62,10 +63,12 @@ class MemoryView(TypedDict):
 
 
 class MemoryHit(MemoryView):
-    """A memory found by a search: its score and the channels that found it."""
+    """A memory found by a search: its score, the channels that found it, and the parts its
+    score is made of (why it matched; not on the wire, which keeps score and channels)."""
 
     score: float
     channels: list[str]
+    parts: ScoreParts
 
 
 class SearchPage(TypedDict):

@@ -38,6 +38,8 @@ Public API (every name is loaded on first use)::
     v.add_listener(fn)            fn(Change) for every change applied to RAM, own or foreign
     v.get_setting(key, default=None) / v.set_setting(key, value)   sealed settings
     v.status() -> VaultStatus ; v.verify_audit() -> AuditReport (.ok, .problem, .as_dict())
+    v.audit_log(ids=None, limit=None) -> [AuditEntry(n, prev, hash, body)]   the chain's
+        entries (the last ``limit``, or those that wrote one of ``ids``); body: op, id, seq, at
     v.start_session(once=False, idle_minutes=None, store="runtime")   keep it unlocked for
         this user's other processes (what `affidavit unlock` does; store="keyring" puts the
         secret in the OS keyring); v.unlocked_by -> "session" | "passphrase"
@@ -52,6 +54,7 @@ Public API (every name is loaded on first use)::
     refuse_existing(path)       ConflictError when a vault is already there
     fold_wal(path=None) -> bool  fold the write-ahead log into the vault file (no key)
     now_iso() / new_id()        the vault's clock and its random record ids
+    parse_export(text, source) -> [NewItem]   an export's rows, all checked (InputError)
     unknown_record(id) -> NotFoundError   the one answer for an id the vault does not hold
     check_structure(fields, where) / STRUCTURE_FIELDS   a memory's conversation fields
     PASSPHRASE_ENV, AUTO_LOCK_SETTING, DB_NAME
@@ -72,6 +75,8 @@ if TYPE_CHECKING:
     from affidavit.crypto.keyslots import KdfParams
     from affidavit.vault import manifest, session, unlock_gate
     from affidavit.vault.audit import AuditReport
+    from affidavit.vault.audit import Entry as AuditEntry
+    from affidavit.vault.export_rows import parse_export
     from affidavit.vault.header import DB_NAME
     from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
     from affidavit.vault.status import LockedStatus, VaultStatus
@@ -92,6 +97,7 @@ __all__ = [
     "DB_NAME",
     "PASSPHRASE_ENV",
     "STRUCTURE_FIELDS",
+    "AuditEntry",
     "AuditReport",
     "Change",
     "KdfParams",
@@ -106,6 +112,7 @@ __all__ = [
     "manifest",
     "new_id",
     "now_iso",
+    "parse_export",
     "refuse_existing",
     "session",
     "unknown_record",

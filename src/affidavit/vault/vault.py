@@ -14,7 +14,7 @@ import gc
 import os
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +35,7 @@ from affidavit.crypto.keyslots import KdfParams, KeySlot
 from affidavit.vault import audit, envelope, session
 from affidavit.vault import validate as check
 from affidavit.vault.audit import AuditReport
+from affidavit.vault.audit import Entry as AuditEntry
 from affidavit.vault.envelope import Payload
 from affidavit.vault.header import FORMAT_VERSION, Anchor
 from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
@@ -455,6 +456,23 @@ class Vault:
             if report.ok and problem is not None:
                 report.ok, report.problem = False, f"the database file is damaged: {problem}"
             return report
+
+    def audit_log(
+        self, *, ids: Collection[str] | None = None, limit: int | None = None
+    ) -> list[AuditEntry]:
+        """The audit chain's entries, oldest first: the last ``limit`` of them, or every entry
+        that wrote one of ``ids``. Reading does not verify the links (:meth:`verify_audit`
+        does); an entry that does not open raises IntegrityError."""
+        with self._lock:
+            store, keys = self._open_parts()
+            with store.read():
+                stored = list(store.audit_entries())
+            if ids is None and limit is not None:
+                stored = stored[-limit:] if limit > 0 else []
+            entries = [audit.open_entry(keys.audit, self.vault_id, n, blob) for n, blob in stored]
+        if ids is not None:
+            entries = [e for e in entries if e.body.get("id") in ids]
+        return entries
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ memory), :mod:`.index` (:class:`RecallIndex` and its search), :mod:`.score` (the
 above), :mod:`.page` (diversity) and :mod:`.conversation` (thread links).
 """
 
-from affidavit.recall.ranking.entry import Entry, Filters, Hit
+from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts
 from affidavit.recall.ranking.index import RecallIndex
 
-__all__ = ["Entry", "Filters", "Hit", "RecallIndex"]
+__all__ = ["Entry", "Filters", "Hit", "RecallIndex", "ScoreParts"]

@@ -92,6 +92,32 @@ def _within(value: str | None, since: str | None, until: str | None) -> bool:
     return not (until is not None and value[: len(until)] > until)
 
 
+@dataclass(frozen=True)
+class ScoreParts:
+    """Why a memory matched: the terms its ranking score is made of.
+
+    ``(semantic + literal + context) * prior * date`` is the score ranking gave it; the page
+    (:mod:`.page`) may then discount that for repeating a memory already shown, and the hit's
+    final score is that times ``page``. ``p_vec`` / ``p_lex`` are each channel's probability
+    of relevance, ``age`` the share of the searched memories written after this one.
+    """
+
+    p_vec: float
+    p_lex: float
+    semantic: float
+    literal: float
+    context: float
+    prior: float
+    date: float
+    age: float
+    page: float = 1.0
+
+    @property
+    def ranked(self) -> float:
+        """The score ranking gave, before the page's discount."""
+        return (self.semantic + (self.literal + self.context)) * self.prior * self.date
+
+
 @dataclass
 class Hit:
     """One ranked result with the evidence behind its score."""
@@ -102,3 +128,4 @@ class Hit:
     p_vec: float
     p_lex: float
     channels: list[str] = field(default_factory=list)
+    parts: ScoreParts | None = None

@@ -21,6 +21,7 @@ among the best.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from affidavit.recall.ranking import params
@@ -57,6 +58,9 @@ def spread(
         same_thread_decay=params.SAME_THREAD_DECAY,
     )
     for i, score in picks:
+        parts = best[i].parts
+        if parts is not None and best[i].score:
+            best[i].parts = replace(parts, page=score / best[i].score)
         best[i].score = score
     return [best[i] for i, _ in picks]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from affidavit.recall import dates as named_dates
 from affidavit.recall.ranking import params
 from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex, query_terms
-from affidavit.recall.ranking.entry import Entry, Filters, Hit
+from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -295,17 +295,24 @@ def rank(
             continue
         entry = by_slot[listed[i]]
         age = index.share_after(entry, filters.namespaces)
-        score = (aged(float(s_vec[i]), age) + float(s_lex[i] + shared[i])) * prior(
-            entry.importance, entry.kind, entry.affirmed, now
-        )
-        score *= float(date_prior[i])
         pvs, pls = float(p_v[i]), float(p_l[i])
+        parts = ScoreParts(
+            p_vec=pvs,
+            p_lex=pls,
+            semantic=aged(float(s_vec[i]), age),
+            literal=float(s_lex[i]),
+            context=float(shared[i]),
+            prior=prior(entry.importance, entry.kind, entry.affirmed, now),
+            date=float(date_prior[i]),
+            age=age,
+        )
+        score = parts.ranked
         channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
         if shared[i] > 0:
             channels.append("context")
         if dated[i]:
             channels.append("date")
-        hits.append(Hit(entry.id, score, float(totals[i]), pvs, pls, channels))
+        hits.append(Hit(entry.id, score, float(totals[i]), pvs, pls, channels, parts))
         if len(pool_scores) < pool:
             heapq.heappush(pool_scores, score)
         else:

@@ -1,0 +1,456 @@
+"""The memory section: search the vault, read a memory's history, walk the relation graph, see
+the vault's shape and its audit chain, correct or forget from the page, import an export.
+
+Every answer comes from recall's public API (:class:`affidavit.recall.Memory`), the code
+behind ``affidavit search``, ``get``, ``forget``, ``store --supersedes`` and ``relations``: the
+page ranks as the command does because it makes the same call. A change (forget, shred,
+correct) is a POST that the guard checks like every other (cookie, Origin); the first POST
+only shows what would happen, and the change is made by the second, from that confirmation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from affidavit.console.context import Console, Section, notice
+from affidavit.console.forms import local_path, read_form, text
+from affidavit.console.html import Child, Markup, tag
+from affidavit.console.memory_charts import bar_chart, growth, growth_chart, tag_counts
+from affidavit.console.memory_jobs import Jobs
+from affidavit.console.memory_pages import (
+    SLUG,
+    facts,
+    history_card,
+    memory_block,
+    relations_table,
+    results,
+    search_form,
+    tabs,
+    unlock_card,
+)
+from affidavit.console.memory_panels import (
+    actions_card,
+    audit_card,
+    import_card,
+    lock_card,
+    namespaces_card,
+)
+from affidavit.console.memory_vault import VaultHolder
+from affidavit.console.widgets import card
+from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from affidavit.recall import Memory, MemoryView
+
+SCRIPTS = ["memory.js"]
+AUDIT_SHOWN = 15
+GRAPH_LIMIT = 200
+ACTIONS = {
+    "forget": ("Forget", "It leaves recall; its sealed record stays until it is shredded."),
+    "shred": ("Shred", "Its key and ciphertext are destroyed: it cannot be recovered."),
+    "correct": ("Correct", "The correction is stored as a new memory that supersedes this one."),
+}
+FILTERS = ("q", "namespace", "kind", "tag", "since", "until")
+
+
+def search_args(values: dict[str, str]) -> dict[str, Any]:
+    """``Memory.search`` keyword arguments from the form's filters (empty ones left out)."""
+    args: dict[str, Any] = {}
+    if values.get("namespace"):
+        args["namespaces"] = [values["namespace"]]
+    if values.get("tag"):
+        args["tags"] = [values["tag"]]
+    if values.get("kind"):
+        args["kind"] = values["kind"]
+    if values.get("since"):
+        args["saved_since"] = values["since"]
+    if values.get("until"):
+        args["saved_until"] = values["until"]
+    return args
+
+
+def section(console: Console) -> Section:
+    """The memory section."""
+    holder = VaultHolder()
+    jobs = Jobs()
+
+    def page(title: str, active: str, *body: Child, status: int = 200) -> HTMLResponse:
+        main = [tag("h1", "Memory") if active != "m" else None, tabs(active), *body]
+        return console.page(title, main, active=SLUG, scripts=SCRIPTS, status=status)
+
+    async def locked(active: str, error: Markup | None = None, status: int = 200) -> HTMLResponse:
+        try:
+            known: Any = await run_in_threadpool(holder.locked_status)
+        except NotFoundError:
+            known = None
+        return page("Memory (locked)", active, unlock_card(known, error), status=status)
+
+    async def guarded(active: str, work: Callable[[Memory], Response]) -> Response:
+        """Run ``work(memory)`` in the pool; a locked vault shows the unlock card instead."""
+        try:
+            memory = await run_in_threadpool(holder.memory)
+        except (LockedError, NotFoundError):
+            return await locked(active)
+        try:
+            result: Response = await run_in_threadpool(work, memory)
+        except LockedError:
+            holder.drop()
+            return await locked(active)
+        except AffidavitError as exc:
+            return page("Memory", active, notice("error", str(exc)), status=400)
+        return result
+
+    def values_of(request: Request) -> dict[str, str]:
+        return {name: request.query_params.get(name, "").strip() for name in FILTERS}
+
+    def namespaces(memory: Memory) -> list[str]:
+        return sorted(memory.vault.status()["namespaces"])
+
+    # -- search ------------------------------------------------------------------------------
+
+    async def index(request: Request) -> Response:
+        values = values_of(request)
+
+        def work(memory: Memory) -> Response:
+            form = search_form(values, namespaces(memory))
+            if values["q"]:
+                found: Child = results(
+                    memory.search(values["q"], **search_args(values)), values["q"]
+                )
+            else:
+                recent = memory.recent(limit=10)
+                found = tag(
+                    "div",
+                    tag("h2", "Newest memories"),
+                    tag(
+                        "ul",
+                        [tag("li", memory_block(view), class_="hit") for view in recent],
+                        class_="hits",
+                    )
+                    if recent
+                    else tag("p", "The vault holds no memory yet.", class_="muted"),
+                    id="results",
+                    data_query="",
+                )
+            return page("Memory", "", card(form), card(found, id="results-card"))
+
+        return await guarded("", work)
+
+    async def fragment(request: Request) -> Response:
+        """Just the results, for the page's script (the same search as the full page), in one
+        trip to the thread pool: this is the round trip the page waits for."""
+        values = values_of(request)
+        if not values["q"]:
+            return HTMLResponse(str(notice("info", "Type a question.")), 400)
+
+        def work() -> HTMLResponse:
+            try:
+                memory = holder.memory()
+            except (LockedError, NotFoundError):
+                return HTMLResponse(str(notice("warn", "The vault is locked; reload.")), 409)
+            started = time.perf_counter()
+            try:
+                found = memory.search(values["q"], **search_args(values))
+            except AffidavitError as exc:
+                return HTMLResponse(str(notice("error", str(exc))), 400)
+            took = (time.perf_counter() - started) * 1000
+            # how long recall's search took, apart from the page's own work (the benchmark)
+            timing = {"Server-Timing": f"recall;dur={took:.1f}"}
+            return HTMLResponse(str(results(found, values["q"])), headers=timing)
+
+        return await run_in_threadpool(work)
+
+    async def unlock(request: Request) -> Response:
+        form = await read_form(request, max_files=0)
+        passphrase = form.get("passphrase")
+        try:
+            await run_in_threadpool(
+                holder.unlock, passphrase if isinstance(passphrase, str) else ""
+            )
+        except AffidavitError as exc:
+            return await locked("", notice("error", str(exc)), 400)
+        return RedirectResponse(f"/{SLUG}/", status_code=303)
+
+    async def lock(request: Request) -> Response:
+        await read_form(request, max_files=0)
+        await run_in_threadpool(lambda: holder.drop(by_user=True))
+        return RedirectResponse(f"/{SLUG}/", status_code=303)
+
+    # -- one memory --------------------------------------------------------------------------
+
+    async def show(request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+
+        def work(memory: Memory) -> Response:
+            history = memory.history(memory_id)
+            view = history["memory"]
+            edges = [
+                r
+                for r in memory.relations(limit=GRAPH_LIMIT)["relations"]
+                if r.get("src_id") == memory_id
+            ]
+            return page(
+                view["text"][:60],
+                "m",
+                card(memory_block(view, heading=True), id="memory"),
+                history_card(history),
+                card(
+                    tag("h2", "Relations it is the source of"),
+                    relations_table(edges, "No relation names this memory as its source."),
+                    id="relations",
+                ),
+                actions_card(view),
+            )
+
+        return await guarded("m", work)
+
+    async def act(request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+        action = request.path_params["action"]
+        if action not in ACTIONS:
+            return Response("not found", status_code=404, media_type="text/plain")
+        form = await read_form(request, max_files=0)
+        fields = {"text": text(form, "text"), "source": text(form, "source")}
+
+        def work(memory: Memory) -> Response:
+            view = memory.get_memory(memory_id)
+            if action == "correct" and not fields["text"]:
+                raise UsageError("write the corrected memory", "it replaces the old text")
+            if text(form, "confirm") != "yes":
+                return confirmation(view, action, fields)
+            if action == "correct":
+                return RedirectResponse(
+                    f"/{SLUG}/m/{correct(memory, view, fields)}", status_code=303
+                )
+            memory.forget(memory_id, shred=action == "shred")
+            done = "shredded" if action == "shred" else "forgotten"
+            return page(
+                "Memory",
+                "m",
+                notice("ok", f"Memory {memory_id} was {done}."),
+                card(
+                    tag("p", view["text"], class_="muted"),
+                    tag("a", "Back to search", href=f"/{SLUG}/"),
+                ),
+            )
+
+        return await guarded("m", work)
+
+    def confirmation(view: MemoryView, action: str, fields: dict[str, str]) -> Response:
+        label, consequence = ACTIONS[action]
+        hidden = [
+            tag("input", type="hidden", name=name, value=value) for name, value in fields.items()
+        ]
+        proposed = (
+            tag("blockquote", fields["text"], class_="proposed") if action == "correct" else None
+        )
+        form = tag(
+            "form",
+            hidden,
+            tag("input", type="hidden", name="confirm", value="yes"),
+            tag(
+                "div",
+                tag(
+                    "button",
+                    f"Yes, {label.lower()} it",
+                    type="submit",
+                    class_="primary danger" if action != "correct" else "primary",
+                ),
+                tag("a", "Cancel", href=f"/{SLUG}/m/{view['id']}"),
+                class_="row",
+            ),
+            method="post",
+            action=f"/{SLUG}/m/{view['id']}/{action}",
+            id="confirm-form",
+        )
+        return page(
+            f"{label}?",
+            "m",
+            card(
+                tag("h2", f"{label} this memory?"),
+                tag("blockquote", view["text"]),
+                facts(view),
+                tag("p", "Replace it with:", class_="muted") if proposed else None,
+                proposed,
+                notice("warn", consequence),
+                form,
+                id="confirm",
+            ),
+        )
+
+    def correct(memory: Memory, view: MemoryView, fields: dict[str, str]) -> str:
+        outcome = memory.store(
+            text=fields["text"],
+            source=fields["source"] or f"correction of {view['id']} in the console",
+            namespace=view["namespace"],
+            tags=view["tags"],
+            kind=view["kind"],
+            importance=view["importance"],
+            supersedes=[view["id"]],
+        )
+        return str(outcome["id"])
+
+    # -- graph, overview ---------------------------------------------------------------------
+
+    async def graph(request: Request) -> Response:
+        entity = request.query_params.get("entity", "").strip()
+
+        def work(memory: Memory) -> Response:
+            found = memory.relations(entity=entity or None, limit=GRAPH_LIMIT)
+            title = f"Relations of {entity}" if entity else "All relations"
+            more = f" (the newest {GRAPH_LIMIT} of {found['total']})" if found["truncated"] else ""
+            return page(
+                "Relations",
+                "graph",
+                card(
+                    tag("h2", title, more),
+                    tag(
+                        "p",
+                        "Entities are circles, predicates the arrows' labels with their validity "
+                        "window. Click an entity to centre the graph on it, an arrow to open the "
+                        "memory it came from.",
+                        class_="muted small",
+                    ),
+                    tag(
+                        "div",
+                        id="graph",
+                        data_src=f"/{SLUG}/graph.json",
+                        data_entity=entity,
+                        class_="graph",
+                    ),
+                    tag("a", "Show every relation", href=f"/{SLUG}/graph") if entity else None,
+                ),
+                card(
+                    relations_table(found["relations"], "No relations yet (`affidavit link`)."),
+                    id="relations",
+                ),
+            )
+
+        return await guarded("graph", work)
+
+    async def graph_data(request: Request) -> Response:
+        entity = request.query_params.get("entity", "").strip() or None
+        try:
+            memory = await run_in_threadpool(holder.memory)
+            found = await run_in_threadpool(
+                lambda: memory.relations(entity=entity, limit=GRAPH_LIMIT)
+            )
+        except AffidavitError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=409)
+        return JSONResponse(
+            {
+                "entity": entity,
+                "truncated": found["truncated"],
+                "edges": [
+                    {
+                        "id": r["id"],
+                        "subject": r["subject"],
+                        "predicate": r["predicate"],
+                        "object": r["object"],
+                        "valid_from": r.get("valid_from"),
+                        "valid_to": r.get("valid_to"),
+                        "src": f"/{SLUG}/m/{r['src_id']}" if r.get("src_id") else None,
+                    }
+                    for r in found["relations"]
+                ],
+            }
+        )
+
+    async def overview(request: Request) -> Response:
+        def work(memory: Memory) -> Response:
+            status = memory.vault.status()
+            grants = memory.access.grants()
+            views = [
+                it
+                for it in memory.vault.items("memory")
+                if grants.mode(memory.access.caller, it.namespace) != "none"
+            ]
+            report = memory.vault.verify_audit()
+            latest = memory.vault.audit_log(limit=AUDIT_SHOWN)
+            return page(
+                "Memory overview",
+                "overview",
+                tag(
+                    "div",
+                    card(
+                        tag("h2", "Tags"),
+                        bar_chart(
+                            tag_counts(it.data.get("tags", []) for it in views),
+                            label="memories per tag",
+                            chart_id="tags-chart",
+                        ),
+                    ),
+                    card(
+                        tag("h2", "Growth"),
+                        growth_chart(growth(it.saved_at for it in views), chart_id="growth-chart"),
+                    ),
+                    class_="panels",
+                ),
+                tag(
+                    "div",
+                    namespaces_card(status, grants.table),
+                    audit_card(report, latest),
+                    class_="panels",
+                ),
+                lock_card(),
+            )
+
+        return await guarded("overview", work)
+
+    # -- import ------------------------------------------------------------------------------
+
+    async def import_page(request: Request) -> Response:
+        return await guarded("import", lambda memory: page("Import", "import", import_card()))
+
+    async def import_start(request: Request) -> Response:
+        form = await read_form(request, max_files=0)
+        source = text(form, "path")
+
+        def work(memory: Memory) -> Response:
+            if not source:
+                raise UsageError("name the export file", "write its path on this machine")
+            job = jobs.start(memory, local_path("the export file", source))
+            return RedirectResponse(f"/{SLUG}/import/{job.id}", status_code=303)
+
+        return await guarded("import", work)
+
+    async def import_show(request: Request) -> Response:
+        job = jobs.get(request.path_params["job"])
+        if job is None:
+            return page("Import", "import", notice("error", "No such import."), status=404)
+        return page("Import", "import", import_card(job.state()))
+
+    async def import_state(request: Request) -> Response:
+        job = jobs.get(request.path_params["job"])
+        if job is None:
+            return JSONResponse({"error": "no such import"}, status_code=404)
+        return JSONResponse(job.state().as_json())
+
+    return Section(
+        slug=SLUG,
+        title="Memory",
+        summary="Search the vault with why each memory matched; history, relations, charts, "
+        "grants and the audit chain; correct, forget or import from the page.",
+        routes=[
+            Route("/", index),
+            Route("/results", fragment),
+            Route("/unlock", unlock, methods=["POST"]),
+            Route("/lock", lock, methods=["POST"]),
+            Route("/m/{memory_id}", show),
+            Route("/m/{memory_id}/{action}", act, methods=["POST"]),
+            Route("/graph", graph),
+            Route("/graph.json", graph_data),
+            Route("/overview", overview),
+            Route("/import", import_page),
+            Route("/import", import_start, methods=["POST"]),
+            Route("/import/{job}", import_show),
+            Route("/import/{job}/state", import_state),
+        ],
+    )
