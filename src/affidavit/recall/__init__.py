@@ -17,6 +17,7 @@ Public API (every name is loaded on first use)::
     embed_missing(vault, items, progress=None) -> items   windows for rows without a vector
     availability() -> dict  whether semantic recall can run here (no model loaded)
     shared_embedder() -> Embedder | None   the process-wide sentence model
+    prefer_shared()                          serve: one model per user (model_service)
     run_selftest() -> dict  recall end to end on a private temporary vault
 
     The values reads and writes return (TypedDicts: JSON is the point), and the one wire
@@ -37,7 +38,7 @@ from affidavit.core.exports import lazy_exports
 if TYPE_CHECKING:
     from affidavit.recall import access, bench
     from affidavit.recall.access import WrongKindError
-    from affidavit.recall.embedder import availability, shared_embedder
+    from affidavit.recall.embedder import availability, prefer_shared, shared_embedder
     from affidavit.recall.memory import Memory, embed_missing
     from affidavit.recall.selftest import run_selftest
     from affidavit.recall.views import (
@@ -83,6 +84,7 @@ __all__ = [
     "embed_missing",
     "memories_json",
     "memory_json",
+    "prefer_shared",
     "relation_json",
     "run_selftest",
     "search_json",

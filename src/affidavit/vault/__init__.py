@@ -69,7 +69,7 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.crypto.keyslots import KdfParams
-    from affidavit.vault import manifest, session, unlock_gate
+    from affidavit.vault import manifest, session, session_dir, unlock_gate
     from affidavit.vault.audit import AuditReport
     from affidavit.vault.header import DB_NAME
     from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
@@ -107,6 +107,7 @@ __all__ = [
     "now_iso",
     "refuse_existing",
     "session",
+    "session_dir",
     "unknown_record",
     "unlock_gate",
 ]

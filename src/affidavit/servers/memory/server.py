@@ -104,8 +104,10 @@ class Calls:
 
 def serve(caller: str, vault_path: Path | None = None) -> None:
     """Serve the memory tools for ``caller`` over stdio until the client disconnects."""
+    from affidavit.recall import prefer_shared
+
+    prefer_shared()  # several servers of one user: one model (AFFIDAVIT_EMBEDDER overrides)
     tools = MemoryTools(caller, vault_path)
-    tools.warm_up_in_background()  # while the client is still initialising
     calls = Calls(tools)
     server = ToolServer(
         name=SERVER_NAME,
@@ -116,6 +118,9 @@ def serve(caller: str, vault_path: Path | None = None) -> None:
         call_tool=calls.call,
         sdk_server=lambda: sdk_server(tools),
     )
+    # Everything the handshake needs is imported and built by now: the warm-up's threads,
+    # busy with the vault and the model, would otherwise slow each import step (the GIL).
+    tools.warm_up_in_background()  # while the client is still initialising
     try:
         serve_stdio(server)
     finally:
