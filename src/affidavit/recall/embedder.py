@@ -236,7 +236,7 @@ class Embedder:
                 self._recent.move_to_end(text)
                 return known
         first: npt.NDArray[np.float32] = self._run(self.windows(text)[:1])[0]
-        first.flags.writeable = False
+        first.setflags(write=False)
         with self._recent_lock:
             self._recent[text] = first
             if len(self._recent) > QUERY_CACHE:

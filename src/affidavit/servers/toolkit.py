@@ -13,10 +13,10 @@
   act on is its one line with ``isError``; a bug is one line naming the tool and the kind of
   error, with no traceback and no message (either may quote data); the details go to the
   log, in full when ``AFFIDAVIT_DEBUG=1``.
-- :func:`json_result`, :func:`input_object`, :func:`output_object`: a JSON result, and the
-  schema builders the catalogues spell their contracts with. Each result and listing also
-  exists as plain wire JSON (``*_wire``, :meth:`ToolSpec.wire_listing`): the memory server's
-  fast stdio path (:mod:`affidavit.servers.toolserver`) answers without the SDK, and the SDK
+- :func:`json_wire`, :func:`input_object`, :func:`output_object`: a JSON result, and the
+  schema builders the catalogues spell their contracts with. Results and listings are plain
+  wire JSON first (``*_wire``, :meth:`ToolSpec.wire_listing`): the memory server's plain
+  stdio loop (:mod:`affidavit.servers.toolserver`) sends them without the SDK, and the SDK
   path validates the very same objects, so the two cannot drift.
 
 ``mcp_types`` is imported only when a result or a listing is built: modules that merely
@@ -296,16 +296,9 @@ _MESSAGES: dict[str, Callable[[str, Any], tuple[str, str]]] = {
 # -- results --------------------------------------------------------------------------------------
 
 
-def json_result(body: dict[str, Any]) -> types.CallToolResult:
-    """A successful result: ``body`` as structured content and as its JSON text (clients that
-    read only ``content`` see the same thing)."""
-    import mcp_types as types
-
-    return types.CallToolResult.model_validate(json_wire(body))
-
-
 def json_wire(body: dict[str, Any]) -> dict[str, Any]:
-    """:func:`json_result` as wire JSON (``tools/call``'s ``result``), without the SDK."""
+    """A successful result as wire JSON (``tools/call``'s ``result``): ``body`` as structured
+    content and as its JSON text (clients that read only ``content`` see the same thing)."""
     text = json.dumps(body, ensure_ascii=False)
     return {
         "content": [{"type": "text", "text": text}],
