@@ -160,8 +160,8 @@ def _plain(line: bytes) -> dict[str, Any] | None:
     if _SURROGATE.search(line):
         return None
     try:
-        message = json.loads(line, parse_constant=_refuse)
-    except ValueError:
+        message = _DECODER.decode(line.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
         return None
     if not isinstance(message, dict) or not set(message) <= _ENVELOPE:
         return None
@@ -177,6 +177,10 @@ def _plain(line: bytes) -> dict[str, Any] | None:
 
 def _refuse(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
+
+
+#: One decoder for every line: NaN and Infinity are not JSON, so the SDK would refuse them.
+_DECODER = json.JSONDecoder(parse_constant=_refuse)
 
 
 def _handshake_version(method: str, params: dict[str, Any]) -> str | None:
