@@ -5,7 +5,9 @@ model (~60-90 MB resident, ~0.3-0.5 s of CPU); three agents meant three copies. 
 mode (:data:`~affidavit.recall.embedder.MODE_ENV`, the default of ``affidavit serve``) a
 process sends token windows to this service and gets the unit vectors back; tokenizing stays
 in the process. The service is started on demand by the first process that needs it and
-exits :data:`IDLE_S` seconds after its last client disconnected.
+exits :data:`IDLE_S` seconds after its last client disconnected. It listens before its model
+has loaded (:class:`LoadingModel`): a server's warm-up connects at once and builds its index
+while the model loads; only the first request waits for it.
 
 Security (ADR 0112, docs/SECURITY.md): the socket ``embed.sock`` lives in the user's private
 runtime directory (the unlock session's, :func:`affidavit.vault.session_dir.private_dir`:
@@ -52,8 +54,8 @@ SOCKET_NAME = "embed.sock"
 LOCK_NAME = "embed.lock"
 #: The service exits this long after its last client went away.
 IDLE_S = 10.0
-#: How long a process waits for a service it started (loading the model takes 0.3-0.5 s
-#: on a quiet machine, several seconds on a loaded one) before loading the model itself.
+#: How long a process waits for a service it started to listen (Python's start and imports;
+#: the model then loads while clients connect, ~0.3 s of CPU) before loading it itself.
 START_WAIT_S = 20.0
 #: How long a client waits for one answer before it gives up on the service.
 ANSWER_WAIT_S = 120.0
@@ -235,10 +237,36 @@ def _read_exactly(sock: socket.socket, size: int) -> bytes:
 # -- the service side ------------------------------------------------------------------------
 
 
+class LoadingModel:
+    """The model, loaded on its own thread: clients connect at once (a server builds its
+    index meanwhile) and their first request waits for the load instead of their connect."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._model: Model | None = None
+        self.failed = False
+        threading.Thread(target=self._load, name="affidavit-load-model", daemon=True).start()
+
+    def _load(self) -> None:
+        try:
+            self._model = local_model()
+        except Exception:  # the service exits; its clients load the model (and say why)
+            logger.exception("model service: the model could not be loaded")
+            self.failed = True
+        finally:
+            self._ready.set()
+
+    def __call__(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        self._ready.wait()
+        if self._model is None:
+            raise ServiceError("the model could not be loaded")
+        return self._model(batch)
+
+
 class Service:
     """The listening socket, the model, and the count of connected clients."""
 
-    def __init__(self, listener: socket.socket, model: Model) -> None:
+    def __init__(self, listener: socket.socket, model: LoadingModel) -> None:
         self.listener = listener
         self.model = model
         self.clients = 0
@@ -252,6 +280,8 @@ class Service:
             try:
                 conn, _ = self.listener.accept()
             except TimeoutError:
+                if self.model.failed:
+                    return
                 with self._count:
                     if self.clients == 0 and time.monotonic() - self.last_left > IDLE_S:
                         return
@@ -314,7 +344,7 @@ def main() -> int:
         return ALREADY_RUNNING
     path = directory / SOCKET_NAME
     try:
-        model = local_model()
+        model = LoadingModel()
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # ours to replace: whoever made it held this lock and is gone
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -332,7 +362,7 @@ def main() -> int:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         os.close(lock)
-    return 0
+    return 1 if model.failed else 0
 
 
 if __name__ == "__main__":
