@@ -358,8 +358,11 @@ def local_model() -> OnnxModel:
 
 def _service_model() -> Model | None:
     """The per-user model service, started if need be; None (logged) when it cannot serve."""
-    from affidavit.recall import model_service
-
+    try:
+        from affidavit.recall import model_service
+    except ImportError as exc:  # a platform without fcntl: the model runs here
+        logger.info("model service not available here: %s", exc)
+        return None
     return model_service.connect()
 
 

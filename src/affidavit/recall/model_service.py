@@ -122,7 +122,7 @@ class RemoteModel:
                         if self._sock is None:
                             self._sock = _dial_or_start()
                         return _ask(self._sock, batch)
-                    except (OSError, ServiceError) as exc:
+                    except (OSError, ServiceError, IntegrityError, UnsupportedError) as exc:
                         logger.info("model service: %s (attempt %d)", exc, attempt + 1)
                         self.close()
                 logger.warning("model service unavailable: loading the model in this process")
