@@ -47,6 +47,7 @@ def sdk_server(tools: MemoryTools, max_chars: int = 200) -> Any:
     one_at_a_time = anyio.CapacityLimiter(1)
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        tools.warm_up_in_background()  # once: a transport that did not start it yet (HTTP)
         return types.ListToolsResult(tools=[tool for tool in listing if tools.offers(tool.name)])
 
     def run(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
