@@ -249,6 +249,15 @@ def rss_mib(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
+def model_service_pid(home: Path) -> int | None:
+    """The pid of the per-user model service affidavit's servers use, if one runs."""
+    for lock in (home / "private").glob("affidavit-*/embed.lock"):
+        text = lock.read_text().strip()
+        if text.isdigit() and Path(f"/proc/{text}").exists():
+            return int(text)
+    return None
+
+
 def children() -> set[int]:
     """The pids of this process's children (Linux ``/proc``)."""
     mine = str(os.getpid())
@@ -471,6 +480,7 @@ async def steady_rows(
     rss = Row("server RSS after searching, vault of N", "Compartment", "<= 200 MiB", unit="MiB")
     sessions = []
     pids = []
+    statuses: dict[str, int] = {}
     try:
         for tool in tools:
             before = children()
@@ -493,6 +503,14 @@ async def steady_rows(
         for index, pid in enumerate(pids):
             if pid:
                 (rss.ours if index == 0 else rss.theirs).values.append(rss_mib(pid))
+        service = model_service_pid(tools[0].home)
+        if service is not None and rss.ours.values:  # counted in: it holds our model
+            alone = rss.ours.values[0]
+            rss.ours.values[0] += rss_mib(service)
+            rss.detail = (
+                f"affidavit RSS = server {alone:.0f} MiB + its shared model service "
+                f"{rss.ours.values[0] - alone:.0f} MiB (one per user, ADR 0112)"
+            )
         for text in stored:
             for index, session in enumerate(sessions):
                 result = await timed(
@@ -500,9 +518,15 @@ async def steady_rows(
                     session.call_tool("memory_store", {"text": text, "source": "benchmark"}),
                 )
                 checked(result, "memory_store")
+                if index == 0:
+                    status = (result.structured_content or {}).get("status", "?")
+                    statuses[status] = statuses.get(status, 0) + 1
     finally:
         for session in reversed(sessions):
             await session.__aexit__(None, None, None)
+    store.detail = "affidavit store outcomes: " + ", ".join(
+        f"{count} {status}" for status, count in sorted(statuses.items())
+    )
     return store, search, rss
 
 
@@ -609,9 +633,13 @@ async def measure(args: argparse.Namespace) -> None:
         texts = facts(args.memories, seed=19)
         imports = [f"{tool.name} {tool.prepare(texts, args.fresh)}" for tool in tools]
         asked = queries(args.searches + args.warmup, seed=7)
-        stored = facts(args.stores, seed=23)
+        # New facts every run (the vaults are kept between runs): a fact stored by an earlier
+        # run would measure the duplicate path, not a store.
+        stored = facts(args.stores, seed=time.time_ns())
         rows += await start_rows(tools, args.starts, asked[0])
-        rows += await steady_rows(tools, asked, stored, args.warmup)
+        steady = await steady_rows(tools, asked, stored, args.warmup)
+        rows += steady
+        note += [steady[0].detail, steady[2].detail]
         for row in rows:
             row.metric = row.metric.replace("vault of N", f"{args.memories:,} facts")
         note.append(

@@ -18,6 +18,7 @@ Public API (every name is loaded on first use)::
     embed_missing(vault, items, progress=None) -> items   windows for rows without a vector
     availability() -> dict  whether semantic recall can run here (no model loaded)
     shared_embedder() -> Embedder | None   the process-wide sentence model
+    prefer_shared()                          serve: one model per user (model_service)
     run_selftest() -> dict  recall end to end on a private temporary vault
     MemoryHistory, HistoryEvent   what Memory.history returns (:mod:`.history`)
 
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from affidavit.recall import access, bench, installed_packs, maintenance, tokens
     from affidavit.recall.access import WrongKindError
     from affidavit.recall.claims import check_claim
-    from affidavit.recall.embedder import availability, shared_embedder
+    from affidavit.recall.embedder import availability, prefer_shared, shared_embedder
     from affidavit.recall.history import HistoryEvent, MemoryHistory
     from affidavit.recall.memory import Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
@@ -106,6 +107,7 @@ __all__ = [
     "memories_json",
     "memory_json",
     "pack_source",
+    "prefer_shared",
     "relation_json",
     "run_selftest",
     "search_json",

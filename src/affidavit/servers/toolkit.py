@@ -13,8 +13,11 @@
   act on is its one line with ``isError``; a bug is one line naming the tool and the kind of
   error, with no traceback and no message (either may quote data); the details go to the
   log, in full when ``AFFIDAVIT_DEBUG=1``.
-- :func:`json_result`, :func:`input_object`, :func:`output_object`: a JSON result, and the
-  schema builders the catalogues spell their contracts with.
+- :func:`json_wire`, :func:`input_object`, :func:`output_object`: a JSON result, and the
+  schema builders the catalogues spell their contracts with. Results and listings are plain
+  wire JSON first (``*_wire``, :meth:`ToolSpec.wire_listing`): the memory server's plain
+  stdio loop (:mod:`affidavit.servers.toolserver`) sends them without the SDK, and the SDK
+  path validates the very same objects, so the two cannot drift.
 
 ``mcp_types`` is imported only when a result or a listing is built: modules that merely
 import a server stay cheap to load.
@@ -71,22 +74,27 @@ class ToolSpec(Generic[H]):
             )
 
     def listing(self) -> types.Tool:
-        """The tool as ``tools/list`` publishes it."""
+        """The tool as ``tools/list`` publishes it, as the SDK's model."""
         import mcp_types as types
 
-        hints: dict[str, Any] = {"read_only_hint": self.read_only, "open_world_hint": False}
+        return types.Tool.model_validate(self.wire_listing())
+
+    def wire_listing(self) -> dict[str, Any]:
+        """The tool as ``tools/list`` publishes it, as wire JSON (the fast stdio path sends
+        this without importing the SDK; :meth:`listing` is the same object, validated)."""
+        hints: dict[str, Any] = {"readOnlyHint": self.read_only, "openWorldHint": False}
         tool: dict[str, Any] = {"name": self.name, "description": self.description}
         if self.title is not None:
             hints["title"] = tool["title"] = self.title
         if self.destructive is not None:
-            hints["destructive_hint"] = self.destructive
+            hints["destructiveHint"] = self.destructive
         if self.idempotent is not None:
-            hints["idempotent_hint"] = self.idempotent
+            hints["idempotentHint"] = self.idempotent
+        tool["inputSchema"] = self.input_schema
         if self.output_schema is not None:
-            tool["output_schema"] = self.output_schema
-        return types.Tool(
-            **tool, input_schema=self.input_schema, annotations=types.ToolAnnotations(**hints)
-        )
+            tool["outputSchema"] = self.output_schema
+        tool["annotations"] = hints
+        return tool
 
 
 # -- arguments ----------------------------------------------------------------------------------
@@ -301,22 +309,27 @@ _MESSAGES: dict[str, Callable[[str, Any], tuple[str, str]]] = {
 # -- results --------------------------------------------------------------------------------------
 
 
-def json_result(body: dict[str, Any]) -> types.CallToolResult:
-    """A successful result: ``body`` as structured content and as its JSON text (clients that
-    read only ``content`` see the same thing)."""
-    import mcp_types as types
-
+def json_wire(body: dict[str, Any]) -> dict[str, Any]:
+    """A successful result as wire JSON (``tools/call``'s ``result``): ``body`` as structured
+    content and as its JSON text (clients that read only ``content`` see the same thing)."""
     text = json.dumps(body, ensure_ascii=False)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=body
-    )
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": body,
+        "isError": False,
+    }
 
 
 def error_result(text: str) -> types.CallToolResult:
     """A failed call: ``text`` (one line) with ``isError`` set, so the session carries on."""
     import mcp_types as types
 
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    return types.CallToolResult.model_validate(error_wire(text))
+
+
+def error_wire(text: str) -> dict[str, Any]:
+    """:func:`error_result` as wire JSON."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 class HiddenToolError(Exception):
@@ -329,14 +342,23 @@ def answer(
 ) -> types.CallToolResult:
     """Run one call: its JSON result, or its failure as one line (:func:`failed`, or
     :func:`crashed` for a bug). :class:`HiddenToolError` goes up, for a protocol error."""
+    import mcp_types as types
+
+    return types.CallToolResult.model_validate(answer_wire(tool, run, prefix=prefix))
+
+
+def answer_wire(
+    tool: str, run: Callable[[], dict[str, Any]], *, prefix: str = PREFIX
+) -> dict[str, Any]:
+    """:func:`answer` as wire JSON: the one place a call's outcome becomes its result."""
     try:
-        return json_result(run())
+        return json_wire(run())
     except HiddenToolError:
         raise
     except AffidavitError as exc:
-        return failed(exc, prefix=prefix)
+        return error_wire(f"{prefix}{exc}")
     except Exception as exc:  # a bug: one line to the agent, details only on request
-        return crashed(tool, exc, prefix=prefix)
+        return error_wire(crash_line(tool, exc, prefix=prefix))
 
 
 def failed(exc: AffidavitError, *, prefix: str = PREFIX) -> types.CallToolResult:
@@ -347,8 +369,13 @@ def failed(exc: AffidavitError, *, prefix: str = PREFIX) -> types.CallToolResult
 def crashed(tool: str, exc: BaseException, *, prefix: str = PREFIX) -> types.CallToolResult:
     """A bug: one line to the agent, naming only the tool and the kind of error; the details
     go to the log (:func:`report_bug`)."""
+    return error_result(crash_line(tool, exc, prefix=prefix))
+
+
+def crash_line(tool: str, exc: BaseException, *, prefix: str = PREFIX) -> str:
+    """The one line a bug gets (see :func:`crashed`); logs the details."""
     report_bug(tool, exc)
-    return error_result(
+    return (
         f"{prefix}internal error in {tool} ({type(exc).__name__}); "
         f"the user can rerun the server with {DEBUG_ENV}=1 and report it"
     )

@@ -73,7 +73,7 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.crypto.keyslots import KdfParams
-    from affidavit.vault import manifest, session, unlock_gate
+    from affidavit.vault import manifest, session, session_dir, unlock_gate
     from affidavit.vault.audit import AuditReport
     from affidavit.vault.audit import Entry as AuditEntry
     from affidavit.vault.export_rows import parse_export
@@ -115,6 +115,7 @@ __all__ = [
     "parse_export",
     "refuse_existing",
     "session",
+    "session_dir",
     "unknown_record",
     "unlock_gate",
 ]

@@ -58,7 +58,9 @@ def _inspector(setup, *args: str) -> dict:
 
 def _described(schema: dict, where: str) -> None:
     for name, prop in schema.get("properties", {}).items():
-        assert prop.get("description") and prop.get("type"), f"{where}.{name}"
+        # a Compartment alias (ADR 137) takes either of two typed forms: each must be typed
+        typed = prop.get("type") or all(alt.get("type") for alt in prop.get("anyOf", [{}]))
+        assert prop.get("description") and typed, f"{where}.{name}"
         if "properties" in prop.get("items", {}):
             _described(prop["items"], f"{where}.{name}[]")
 

@@ -71,19 +71,32 @@ class MemoryTools:
         self._warming: threading.Thread | None = None
 
     def warm_up_in_background(self) -> None:
-        """Open the vault and load the model now, off the event loop (once; failures wait).
+        """Open the vault, build its index and load the model now, off the serving thread
+        (once; failures wait for the next call, which reports them).
 
-        A locked or missing vault is not an error here: the next call reports it.
+        Two threads: the model (or the connection to the shared model service) loads while
+        the vault decrypts; the index, which needs both, is built after, and one question is
+        embedded so the first real one does not pay onnxruntime's first-run cost.
         """
         if self._warming is not None:
             return
 
+        def warm_model() -> None:
+            from affidavit.recall import shared_embedder
+
+            with contextlib.suppress(Exception):  # no model: keyword recall, status says why
+                model = shared_embedder()
+                if model is not None:
+                    model.embed_query("warm up")
+
         def warm() -> None:
             with self.busy, contextlib.suppress(Exception):  # the next call reports it
-                self.memory()
+                self.memory().index  # noqa: B018 - built now, on purpose
 
-        self._warming = threading.Thread(target=warm, name="affidavit-warm-up", daemon=True)
-        self._warming.start()
+        for name, job in (("model", warm_model), ("vault", warm)):
+            thread = threading.Thread(target=job, name=f"affidavit-warm-{name}", daemon=True)
+            thread.start()
+            self._warming = thread
 
     # -- the vault, opened lazily -------------------------------------------------------------
 

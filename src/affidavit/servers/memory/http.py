@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.core.errors import LockedError
 from affidavit.servers.http import HttpOptions, serve
 from affidavit.servers.memory.handlers import MemoryTools
-from affidavit.servers.memory.server import build_server
+from affidavit.servers.memory.server import sdk_server
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -63,13 +63,16 @@ class VaultTokens:
 
 def serve_http(options: HttpOptions, vault_path: Path | None = None) -> None:
     """Serve the memory tools over HTTP until interrupted; callers come from their tokens."""
+    from affidavit.recall import prefer_shared
+
+    prefer_shared()  # every caller's tools (and other servers of this user) share one model
     opened: list[MemoryTools] = []
     auth = VaultTokens(vault_path)
 
     def factory(caller: str) -> Server[Any]:
         tools = MemoryTools(caller, vault_path)
         opened.append(tools)
-        server: Server[Any] = build_server(tools)
+        server: Server[Any] = sdk_server(tools)
         return server
 
     try:
