@@ -21,7 +21,7 @@ import pytest
 
 from affidavit.vault import Vault
 from tests.support import cli_env
-from tests.vault.conftest import TEST_PASSPHRASE, vault_env, zygote_command
+from tests.vault.conftest import TEST_PASSPHRASE, both_stores, vault_env, zygote_command
 
 BATCH = 3
 
@@ -114,12 +114,14 @@ def _run(vault: Vault, home: Path, runtime_dir: Path, kills: int, seed: int) -> 
     assert len(ledger.acked) >= kills
 
 
+@both_stores
 def test_kill_9_during_stores_loses_nothing_acknowledged(
     vault: Vault, home: Path, runtime_dir: Path
 ) -> None:
     _run(vault, home, runtime_dir, kills=12, seed=1)
 
 
+@both_stores
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # ~40-90 s here; generous for a loaded CI box
 def test_200_kills(vault: Vault, home: Path, runtime_dir: Path) -> None:

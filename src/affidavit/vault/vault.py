@@ -348,7 +348,18 @@ class Vault:
         return change
 
     def _absorb(self, store: RecordStore, keys: VaultKeys, upto: int) -> list[Change]:
-        """Apply other processes' rows after our last seq (call inside a transaction)."""
+        """Apply other processes' rows after our last seq (call inside a transaction).
+
+        A log whose anchor is behind what this handle already applied was rolled back
+        (a database restored from an older backup, rows deleted with their audit entries):
+        refused, so no write lands on top of it and the lost records are not hidden.
+        """
+        if upto < self._seq:
+            raise IntegrityError(
+                f"the vault's log went back from seq {self._seq} to seq {upto} (rolled back "
+                "or restored from an older backup)",
+                "stop writing; find out who restored it, then restore the newest backup",
+            )
         changes = []
         if upto > self._seq:
             for row in store.rows_since(self._seq):
