@@ -49,6 +49,7 @@ memory = LazyGroup(
             commands={"enable": f"{_VAULT}:twofa_enable", "disable": f"{_VAULT}:twofa_disable"},
         ),
         "verify": f"{_VAULT}:verify",
+        "migrate": "affidavit.cli.migrate:migrate",
         "bench": LazyGroup(
             "bench",
             help="Reproducible benchmarks of this installation.",

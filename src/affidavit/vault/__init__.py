@@ -58,6 +58,12 @@ Public API (every name is loaded on first use)::
     session       the unlock session: start, peek, clear, STORES, RUNTIME, KEYRING
     unlock_gate   the ``memory_unlock`` switch mirrored beside the vault, and its back-off
     manifest      sign / verify an Ed25519 manifest of a locked vault
+    store         where the sealed rows live: RecordStore, check_url, is_url, STORE_ENV,
+                  holds_vault (a SQLite file, or PostgreSQL for a team: docs/team.md)
+    migrate       migrate(vault, "postgresql://..." | DIR) -> Migration, verified row by row
+
+    Vault.create(..., store="postgresql://...") makes a team vault in an empty database;
+    Vault.join(path, url, passphrase, keyfile=None) points a new directory at an existing one.
 
 Kinds are lowercase words ("memory", "relation", ...); a "memory" needs non-empty
 ``data["text"]`` and ``data["source"]``. Reads never write.
@@ -69,7 +75,7 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.crypto.keyslots import KdfParams
-    from affidavit.vault import manifest, session, unlock_gate
+    from affidavit.vault import manifest, migrate, session, store, unlock_gate
     from affidavit.vault.audit import AuditReport
     from affidavit.vault.header import DB_NAME
     from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
@@ -103,10 +109,12 @@ __all__ = [
     "fold_wal",
     "locked_status",
     "manifest",
+    "migrate",
     "new_id",
     "now_iso",
     "refuse_existing",
     "session",
+    "store",
     "unknown_record",
     "unlock_gate",
 ]

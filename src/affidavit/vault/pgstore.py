@@ -65,8 +65,6 @@ CREATE TABLE {SCHEMA_NAME}.audit (
 )
 """
 
-_ROW_COLUMNS = "rid, seq, state, wkey, blob"
-
 
 class PgStore:
     """One connection to a team vault's database (a :class:`RecordStore`)."""
@@ -135,24 +133,38 @@ class PgStore:
     def _has_tables(self) -> bool:
         with self._errors():
             found = self.conn.execute(
-                "SELECT to_regclass(%s) IS NOT NULL", (f"{SCHEMA_NAME}.header",)
+                "SELECT to_regclass(%s) IS NOT NULL", ("affidavit.header",)
             ).fetchone()
         return bool(found and found[0])
 
     def init_schema(
-        self, vault_id: bytes, anchor: bytes, slot_bodies: Sequence[bytes], first_entry: bytes
+        self,
+        vault_id: bytes,
+        anchor: bytes,
+        slot_bodies: Sequence[bytes],
+        entries: Sequence[bytes],
+        rows: Sequence[Row] = (),
     ) -> None:
-        """Tables, header, slots and audit entry 1 in one transaction (all or nothing)."""
+        """Tables, header, slots, audit entries and rows in one transaction (all or nothing)."""
         with self.write():
             for statement in SCHEMA.split(";"):
                 self.conn.execute(statement)
             self.conn.execute(
-                f"INSERT INTO {SCHEMA_NAME}.header (id, magic, format, vault_id, anchor) "
+                "INSERT INTO affidavit.header (id, magic, format, vault_id, anchor) "
                 "VALUES (1, %s, %s, %s, %s)",
                 (hdr.MAGIC, hdr.FORMAT_VERSION, vault_id, anchor),
             )
             self.replace_slots(slot_bodies)
-            self.append_audit(1, first_entry)
+            with self.conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO affidavit.audit (n, blob) VALUES (%s, %s)",
+                    list(enumerate(entries, start=1)),
+                )
+                cur.executemany(
+                    "INSERT INTO affidavit.records (rid, seq, state, wkey, blob) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    [tuple(r) for r in rows],
+                )
 
     def close(self) -> None:
         """Close the connection (the server rolls back anything unfinished)."""
@@ -160,7 +172,9 @@ class PgStore:
             self.conn.close()
 
     def discard(self) -> None:
-        """A failed create left nothing (its one transaction rolled back): just close."""
+        """Remove what a create or migration wrote (the database held no vault before it)."""
+        with contextlib.suppress(psycopg.Error):
+            self.conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA_NAME} CASCADE")
         self.close()
 
     # -- transactions --------------------------------------------------------------------
@@ -208,7 +222,7 @@ class PgStore:
     def header(self) -> HeaderRow:
         """The header row; a newer format is refused, a missing or odd one is damage."""
         row = self.conn.execute(
-            f"SELECT magic, format, vault_id, anchor FROM {SCHEMA_NAME}.header WHERE id = 1"
+            "SELECT magic, format, vault_id, anchor FROM affidavit.header WHERE id = 1"
         ).fetchone()
         if row is not None and row[0] == hdr.MAGIC and row[1] > hdr.FORMAT_VERSION:
             raise UnsupportedError(
@@ -230,29 +244,28 @@ class PgStore:
 
     def set_anchor(self, anchor: bytes) -> None:
         """Replace the sealed anchor (inside the write transaction that moved the log)."""
-        self.conn.execute(f"UPDATE {SCHEMA_NAME}.header SET anchor = %s WHERE id = 1", (anchor,))
+        self.conn.execute("UPDATE affidavit.header SET anchor = %s WHERE id = 1", (anchor,))
 
     def slots(self) -> list[tuple[int, bytes]]:
         """Every key slot as ``(number, stored body)``."""
-        found = self.conn.execute(
-            f"SELECT slot, body FROM {SCHEMA_NAME}.slots ORDER BY slot"
-        ).fetchall()
+        found = self.conn.execute("SELECT slot, body FROM affidavit.slots ORDER BY slot").fetchall()
         if not all(isinstance(n, int) and isinstance(b, bytes) for n, b in found):
             raise IntegrityError(f"the key slots of {self.where} are damaged", "restore a backup")
         return [(n, b) for n, b in found]
 
     def replace_slots(self, bodies: Sequence[bytes]) -> None:
         """Swap the whole slot table (inside a write transaction)."""
-        self.conn.execute(f"DELETE FROM {SCHEMA_NAME}.slots")
+        self.conn.execute("DELETE FROM affidavit.slots")
         for number, body in enumerate(bodies, start=1):
             self.conn.execute(
-                f"INSERT INTO {SCHEMA_NAME}.slots (slot, body) VALUES (%s, %s)", (number, body)
+                "INSERT INTO affidavit.slots (slot, body) VALUES (%s, %s)", (number, body)
             )
 
     def rows_since(self, seq: int) -> list[Row]:
         """Record rows written after ``seq``, oldest first (the incremental tail)."""
         cur = self.conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM {SCHEMA_NAME}.records WHERE seq > %s ORDER BY seq", (seq,)
+            "SELECT rid, seq, state, wkey, blob FROM affidavit.records WHERE seq > %s ORDER BY seq",
+            (seq,),
         )
         return [checked_row(r) for r in cur]
 
@@ -263,14 +276,15 @@ class PgStore:
     def row(self, rid: str) -> Row | None:
         """One record row by id."""
         r = self.conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM {SCHEMA_NAME}.records WHERE rid = %s", (rid,)
+            "SELECT rid, seq, state, wkey, blob FROM affidavit.records WHERE rid = %s", (rid,)
         ).fetchone()
         return None if r is None else checked_row(r)
 
     def put_row(self, row: Row) -> bool:
         """Insert or replace a record row in one statement; True when the id is new."""
         found = self.conn.execute(
-            f"INSERT INTO {SCHEMA_NAME}.records ({_ROW_COLUMNS}) VALUES (%s, %s, %s, %s, %s) "
+            "INSERT INTO affidavit.records (rid, seq, state, wkey, blob) "
+            "VALUES (%s, %s, %s, %s, %s) "
             "ON CONFLICT (rid) DO UPDATE SET seq = excluded.seq, state = excluded.state, "
             "wkey = excluded.wkey, blob = excluded.blob RETURNING (xmax = 0)",
             (row.rid, row.seq, row.state, row.wkey, row.blob),
@@ -279,11 +293,11 @@ class PgStore:
 
     def append_audit(self, n: int, blob: bytes) -> None:
         """Append one sealed audit entry."""
-        self.conn.execute(f"INSERT INTO {SCHEMA_NAME}.audit (n, blob) VALUES (%s, %s)", (n, blob))
+        self.conn.execute("INSERT INTO affidavit.audit (n, blob) VALUES (%s, %s)", (n, blob))
 
     def audit_entries(self) -> Iterator[tuple[int, bytes]]:
         """Every sealed audit entry in order."""
-        for n, blob in self.conn.execute(f"SELECT n, blob FROM {SCHEMA_NAME}.audit ORDER BY n"):
+        for n, blob in self.conn.execute("SELECT n, blob FROM affidavit.audit ORDER BY n"):
             yield int(n), blob if isinstance(blob, bytes) else b""
 
     # -- following other clients ---------------------------------------------------------

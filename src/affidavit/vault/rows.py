@@ -208,9 +208,15 @@ class RowFile:
             raise IntegrityError(f"the header of {self.path} is damaged", "restore a backup")
 
     def init_schema(
-        self, vault_id: bytes, anchor: bytes, slot_bodies: Sequence[bytes], first_entry: bytes
+        self,
+        vault_id: bytes,
+        anchor: bytes,
+        slot_bodies: Sequence[bytes],
+        entries: Sequence[bytes],
+        rows: Sequence[Row] = (),
     ) -> None:
-        """Write schema, header, slots and audit entry 1 in one transaction (all or nothing)."""
+        """Write schema, header, slots, audit entries (numbered from 1) and rows in one
+        transaction (all or nothing): a new vault's first entry, or a whole migrated log."""
         with self.write():
             for statement in hdr.SCHEMA.split(";"):
                 if statement.strip():
@@ -221,7 +227,10 @@ class RowFile:
             )
             for body in slot_bodies:
                 self.conn.execute("INSERT INTO slots (body) VALUES (?)", (body,))
-            self.conn.execute("INSERT INTO audit (n, blob) VALUES (1, ?)", (first_entry,))
+            for n, entry in enumerate(entries, start=1):
+                self.append_audit(n, entry)
+            for row in rows:
+                self.put_row(row)
             self.conn.execute(f"PRAGMA application_id={hdr.APPLICATION_ID}")
             self.conn.execute(f"PRAGMA user_version={hdr.FORMAT_VERSION}")
 

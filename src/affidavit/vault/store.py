@@ -40,9 +40,14 @@ class RecordStore(Protocol):
         """One write transaction, serialised against every other writer, all or nothing."""
 
     def init_schema(
-        self, vault_id: bytes, anchor: bytes, slot_bodies: Sequence[bytes], first_entry: bytes
+        self,
+        vault_id: bytes,
+        anchor: bytes,
+        slot_bodies: Sequence[bytes],
+        entries: Sequence[bytes],
+        rows: Sequence[Row] = (),
     ) -> None:
-        """Tables, header, key slots and audit entry 1 in one transaction."""
+        """Tables, header, key slots, audit entries 1.. and rows in one transaction."""
 
     def header(self) -> HeaderRow:
         """The header row (vault id and sealed anchor)."""

@@ -33,16 +33,16 @@ from affidavit.core.hashchain import GENESIS
 from affidavit.crypto import aead, keyslots
 from affidavit.crypto.keyslots import KdfParams, KeySlot
 from affidavit.vault import audit, envelope, session
+from affidavit.vault import store as stores
 from affidavit.vault import validate as check
 from affidavit.vault.audit import AuditReport
 from affidavit.vault.envelope import Payload
 from affidavit.vault.header import FORMAT_VERSION, Anchor
 from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
 from affidavit.vault.keys import VaultKeys
-from affidavit.vault import store as stores
 from affidavit.vault.rows import FORGOTTEN, LIVE, SHREDDED, Row
-from affidavit.vault.store import RecordStore
 from affidavit.vault.status import LockedStatus, SessionState, VaultStatus
+from affidavit.vault.store import RecordStore
 
 PASSPHRASE_ENV = "AFFIDAVIT_PASSPHRASE"  # noqa: S105 - a variable name
 KEYFILE_ENV = "AFFIDAVIT_KEYFILE"
@@ -140,7 +140,7 @@ class Vault:
         anchor = Anchor(seq=0, audit_n=1, audit_head=head, rows=0).seal(keys.anchor, vault_id)
         rows = stores.create_store(path, store)
         try:
-            rows.init_schema(vault_id, anchor, [slot.to_bytes()], entry)
+            rows.init_schema(vault_id, anchor, [slot.to_bytes()], [entry])
             if store is not None:
                 stores.attach(path, store)
         except BaseException:
