@@ -52,9 +52,7 @@ def _run(block: str, home: Path, cluster: Cluster) -> subprocess.CompletedProces
     )
 
 
-def test_team_setup_from_nothing_in_under_ten_commands(
-    pg_cluster: Cluster, tmp_path: Path
-) -> None:
+def test_team_setup_from_nothing_in_under_ten_commands(pg_cluster: Cluster, tmp_path: Path) -> None:
     first, other = _block("first member"), _block("other member")
     assert len(_commands(first)) + len(_commands(other)) < 10
     assert DOC_URL in first and DOC_URL in other
