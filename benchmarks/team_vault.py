@@ -43,11 +43,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "src"), str(REPO)]
 
+from tests.pg import running_cluster  # noqa: E402
+
 from affidavit.crypto.keyslots import KdfParams  # noqa: E402
 from affidavit.recall import Memory  # noqa: E402
 from affidavit.vault import NewItem, Vault  # noqa: E402
 from affidavit.vault import migrate as moving  # noqa: E402
-from tests.pg import running_cluster  # noqa: E402
 
 PASSPHRASE = "benchmark passphrase"  # noqa: S105 - a throwaway benchmark vault
 TOPICS = ["staging cluster", "release train", "billing export", "on-call rota", "vpn gateway"]

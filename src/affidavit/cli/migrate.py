@@ -27,7 +27,7 @@ from affidavit.cli.params import json_option
 )
 @json_option
 def migrate(target: str, as_json: bool) -> None:
-    """Move the vault to a team database, or copy it into a file vault.
+    """Move the vault to PostgreSQL, or copy it to a file vault.
 
     Lock the vault first (`affidavit lock`) so no agent keeps writing to the old place.
     """

@@ -65,7 +65,7 @@ def _ensure_keyfile(path: Path) -> bool:
 )
 @json_option
 def init(keyfile: Path | None, store: str | None, as_json: bool) -> None:
-    """Create a new encrypted vault, or join a team vault.
+    """Create an encrypted vault, or join a team vault.
 
     Asks twice for a passphrase on a terminal, or reads AFFIDAVIT_PASSPHRASE.
     """

@@ -77,7 +77,7 @@ def migrate(vault: Vault, target: str) -> Migration:
     directory = vault.path if in_place else Path(target).expanduser()
     if in_place and stores.pointer(vault.path) == target:
         raise ConflictError(f"the vault already lives in {target}", "nothing to migrate")
-    new = _new_store(target) if in_place else stores.create_store(directory, None)
+    new = stores.new_database(target) if in_place else stores.create_store(directory, None)
     try:
         with source.write():  # no other writer commits while the log is copied
             log = read_log(source)
@@ -113,12 +113,6 @@ def migrate(vault: Vault, target: str) -> Migration:
         records=len(log.rows),
         audit_entries=len(log.entries),
     )
-
-
-def _new_store(url: str) -> RecordStore:
-    from affidavit.vault.pgstore import PgStore
-
-    return PgStore.create(stores.check_url(url))
 
 
 def _check(key: bytes, log: SealedLog, anchor: Anchor, what: str) -> None:

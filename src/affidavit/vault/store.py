@@ -15,12 +15,15 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir, write_atomic
-from affidavit.core.errors import ConflictError, InputError, IntegrityError
+from affidavit.core.errors import ConflictError, InputError, IntegrityError, UnsupportedError
 from affidavit.vault.rows import HeaderRow, Row, RowFile
+
+if TYPE_CHECKING:
+    from affidavit.vault.pgstore import PgStore
 
 STORE_ENV = "AFFIDAVIT_STORE"
 POINTER_NAME = "store.url"
@@ -175,9 +178,7 @@ def open_store(directory: Path) -> RecordStore:
     url = pointer(directory)
     if url is None:
         return RowFile.open(directory)
-    from affidavit.vault.pgstore import PgStore
-
-    return PgStore.open(url)
+    return _pg().open(url)
 
 
 def create_store(directory: Path, url: str | None) -> RecordStore:
@@ -185,9 +186,12 @@ def create_store(directory: Path, url: str | None) -> RecordStore:
     if url is None:
         return RowFile.create(directory)
     refuse_existing(directory)
-    from affidavit.vault.pgstore import PgStore
+    return new_database(url)
 
-    return PgStore.create(check_url(url))
+
+def new_database(url: str) -> RecordStore:
+    """The empty database at ``url`` as a new store (a migration's target)."""
+    return _pg().create(check_url(url))
 
 
 def store_from_env() -> str | None:
@@ -198,6 +202,16 @@ def store_from_env() -> str | None:
 
 def holds_vault(url: str) -> bool:
     """Whether the database at ``url`` already holds a vault (``init`` then joins it)."""
-    from affidavit.vault.pgstore import PgStore
+    return _pg().holds_vault(check_url(url))
 
-    return PgStore.holds_vault(check_url(url))
+
+def _pg() -> type[PgStore]:
+    """The PostgreSQL engine; psycopg is the optional ``team`` extra."""
+    try:
+        from affidavit.vault.pgstore import PgStore
+    except ImportError:
+        raise UnsupportedError(
+            "a team vault on PostgreSQL needs psycopg 3, which is not installed",
+            "pip install 'affidavit[team]'",
+        ) from None
+    return PgStore
