@@ -74,3 +74,14 @@ def test_migrate_command_moves_a_file_vault_and_reports(
     again = run_cli(["migrate", "--to", url], home, env=env)
     assert again.returncode != 0 and "already lives in" in again.stderr
     assert TEST_PASSPHRASE not in again.stderr
+
+
+def test_a_signed_manifest_is_refused_for_a_team_vault(
+    home: Path, tmp_path: Path, pg_cluster: Cluster
+) -> None:
+    create_test_vault(tmp_path / "vault", store=pg_cluster.new_database()).close()
+    env = vault_env(tmp_path / "vault", tmp_path / "run")
+    done = run_cli(["lock", "--sign"], home, env=env)
+    assert done.returncode != 0
+    assert "a team vault has none" in done.stderr and "Traceback" not in done.stderr
+    assert run_cli(["lock"], home, env=env).returncode == 0
