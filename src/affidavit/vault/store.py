@@ -103,7 +103,7 @@ class RecordStore(Protocol):
 
 def is_url(text: str) -> bool:
     """True for a PostgreSQL connection URL (the only kind of remote store)."""
-    return urlsplit(text).scheme in SCHEMES
+    return text.split(":", 1)[0].lower() in SCHEMES
 
 
 def check_url(url: str) -> str:
@@ -113,7 +113,12 @@ def check_url(url: str) -> str:
     user's ``ps``), in shell history and in ``store.url``. libpq reads it from the password
     file or the environment instead.
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise InputError(
+            "the store URL is malformed", "give postgresql://[user@]host[:port]/db"
+        ) from None
     if parts.scheme not in SCHEMES:
         raise InputError(
             f"{redact(url)} is not a PostgreSQL URL", "give postgresql://[user@]host[:port]/db"
