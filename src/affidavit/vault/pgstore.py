@@ -16,6 +16,7 @@ log by sequence number. ADR 126 weighs the lock and the notifications.
 from __future__ import annotations
 
 import contextlib
+import select
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -88,6 +89,7 @@ class PgStore:
                 "~/.pgpass (or PGPASSFILE) or PGPASSWORD, never in the URL",
             ) from None
         store = cls(url, conn)
+        conn.add_notify_handler(store._notified)
         with store._errors():
             conn.execute(f"LISTEN {CHANNEL}")
         return store
@@ -303,11 +305,22 @@ class PgStore:
     # -- following other clients ---------------------------------------------------------
 
     def data_version(self) -> int:
-        """Counts the notifications already on the socket: no round trip to the server."""
-        with self._errors():
-            for _ in self.conn.notifies(timeout=0):
-                self._version += 1
+        """Counts notifications: no round trip to the server, one ``select`` when idle.
+
+        Those that arrived during a query were counted by :meth:`_notified`; the rest wait on
+        the socket and are read the libpq way (consume input, then take its notifications),
+        about 50 times cheaper than psycopg's ``notifies()`` generator for "nothing new".
+        """
+        if select.select([self.conn.fileno()], [], [], 0)[0]:
+            with self._errors():
+                self.conn.pgconn.consume_input()
+                while self.conn.pgconn.notifies() is not None:
+                    self._version += 1
         return self._version
+
+    def _notified(self, _notify: psycopg.Notify) -> None:
+        """psycopg's callback for a notification that came in with a query's results."""
+        self._version += 1
 
     # -- maintenance ---------------------------------------------------------------------
 
