@@ -94,14 +94,14 @@ def migrate(vault: Vault, target: str) -> Migration:
                 if row.state == LIVE:
                     envelope.open_row(keys.wrap, log.vault_id, row)
             _check(keys.audit, copied, anchor, "the copy")
-            if in_place:
-                stores.attach(vault.path, target)
+        if in_place:  # only once the source's transaction ended cleanly
+            stores.attach(vault.path, target)
     except BaseException:
         new.discard()
         raise
     new.close()
     vault.close()
-    if in_place and stores.pointer(directory) == target:
+    if in_place:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 old = directory / (DB_NAME + suffix)
@@ -120,5 +120,5 @@ def _check(key: bytes, log: SealedLog, anchor: Anchor, what: str) -> None:
     if not report.ok:
         raise IntegrityError(
             f"{what}'s audit chain does not verify: {report.problem}",
-            "run `affidavit verify`; nothing was migrated",
+            "run `affidavit audit verify`; nothing was migrated",
         )
