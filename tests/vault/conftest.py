@@ -7,22 +7,63 @@ Import from elsewhere with ``from tests.vault.conftest import create_test_vault,
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
-from affidavit.vault import KdfParams, Vault
+from affidavit.vault import DB_NAME, KdfParams, Vault
 from affidavit.vault.session_dir import RUNTIME_ENV
+from tests.pg import Cluster
 
 TEST_PASSPHRASE = "correct horse battery staple"
 
 
+#: The engines the crash, concurrency, tamper and canary tests run on: mark a test (or a
+#: module, with ``pytestmark``) ``@both_stores`` and its ``vault`` lives in each in turn.
+STORES = ("sqlite", "postgresql")
+both_stores = pytest.mark.parametrize("store", STORES, indirect=True)
+
+
 def create_test_vault(
-    path: Path, passphrase: str = TEST_PASSPHRASE, *, keyfile: Path | None = None
+    path: Path,
+    passphrase: str = TEST_PASSPHRASE,
+    *,
+    keyfile: Path | None = None,
+    store: str | None = None,
 ) -> Vault:
-    """A new vault at ``path`` with cheap KDF parameters (tests only)."""
-    return Vault.create(path, passphrase, keyfile=keyfile, kdf=KdfParams.minimum())
+    """A new vault at ``path`` with cheap KDF parameters (tests only); ``store`` is a
+    PostgreSQL URL for a team vault."""
+    return Vault.create(path, passphrase, keyfile=keyfile, kdf=KdfParams.minimum(), store=store)
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest) -> str | None:
+    """Where ``vault`` keeps its rows: None for the SQLite file (the default), or the URL of
+    a fresh database in the session's throwaway cluster (``@both_stores``)."""
+    if getattr(request, "param", "sqlite") == "sqlite":
+        return None
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    return cluster.new_database()
+
+
+def raw_execute(
+    vault_dir: Path, store: str | None, sql: str, params: tuple[object, ...] = ()
+) -> list[tuple[Any, ...]]:
+    """Run ``sql`` on the vault's rows behind its back, as an attacker with database access
+    would. Table names are written ``{t}records``; placeholders ``?``."""
+    if store is None:
+        conn = sqlite3.connect(vault_dir / DB_NAME, isolation_level=None)
+        try:
+            return conn.execute(sql.format(t=""), params).fetchall()
+        finally:
+            conn.close()
+    with psycopg.connect(store, autocommit=True) as pg:
+        cur = pg.execute(sql.format(t="affidavit.").replace("?", "%s"), params)
+        return cur.fetchall() if cur.description else []
 
 
 def vault_env(
@@ -57,12 +98,14 @@ def vault_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_vault(vault_dir: Path, runtime_dir: Path) -> Iterator[Callable[..., Vault]]:
+def make_vault(
+    vault_dir: Path, runtime_dir: Path, store: str | None
+) -> Iterator[Callable[..., Vault]]:
     """A factory for the test vault at ``vault_dir``; every vault it made is closed after."""
     made: list[Vault] = []
 
     def factory(passphrase: str = TEST_PASSPHRASE, *, keyfile: Path | None = None) -> Vault:
-        v = create_test_vault(vault_dir, passphrase, keyfile=keyfile)
+        v = create_test_vault(vault_dir, passphrase, keyfile=keyfile, store=store)
         made.append(v)
         return v
 

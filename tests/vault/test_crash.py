@@ -13,15 +13,16 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from affidavit.vault import Vault
+from affidavit.vault import NewItem, Vault
 from tests.support import cli_env
-from tests.vault.conftest import TEST_PASSPHRASE, vault_env, zygote_command
+from tests.vault.conftest import TEST_PASSPHRASE, both_stores, vault_env, zygote_command
 
 BATCH = 3
 
@@ -114,13 +115,60 @@ def _run(vault: Vault, home: Path, runtime_dir: Path, kills: int, seed: int) -> 
     assert len(ledger.acked) >= kills
 
 
+@both_stores
 def test_kill_9_during_stores_loses_nothing_acknowledged(
     vault: Vault, home: Path, runtime_dir: Path
 ) -> None:
     _run(vault, home, runtime_dir, kills=12, seed=1)
 
 
+@both_stores
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # ~40-90 s here; generous for a loaded CI box
 def test_200_kills(vault: Vault, home: Path, runtime_dir: Path) -> None:
     _run(vault, home, runtime_dir, kills=200, seed=2026)
+
+
+#: A writer that stops for good inside its write transaction, after its first row is written
+#: (holding SQLite's write lock, or PostgreSQL's advisory lock), and says so.
+_STUCK_WRITER = """
+import os, sys, time
+from pathlib import Path
+from affidavit.vault import NewItem, Vault
+from affidavit.vault import vault as inner
+
+bind, calls = inner.envelope.bind_row, []
+def stuck(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2:
+        print("inside", flush=True)
+        time.sleep(3600)
+    return bind(*args, **kwargs)
+inner.envelope.bind_row = stuck
+v = Vault.open(Path(sys.argv[1]), passphrase=os.environ["AFFIDAVIT_PASSPHRASE"])
+v.put_many([NewItem(data={"text": f"half {i}", "source": "s"}) for i in range(3)])
+"""
+
+
+@both_stores
+def test_a_writer_killed_inside_its_transaction_leaves_nothing_and_blocks_nobody(
+    vault: Vault, home: Path, runtime_dir: Path
+) -> None:
+    kept = vault.put(NewItem(data={"text": "before", "source": "s"}))
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _STUCK_WRITER, str(vault.path)],
+        env=cli_env(home, vault_env(vault.path, runtime_dir)),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None and writer.stdout.readline().strip() == "inside"
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait(timeout=60)
+    after = vault.put(NewItem(data={"text": "after", "source": "s"}))  # the lock is free again
+    again = Vault.open(vault.path, passphrase=TEST_PASSPHRASE)
+    try:
+        assert sorted(it.data["text"] for it in again.items()) == ["after", "before"]
+        assert [it.seq for it in again.items()] == [kept.seq, after.seq] == [1, 2]
+        assert again.verify_audit().ok
+    finally:
+        again.close()

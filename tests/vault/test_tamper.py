@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from affidavit.core.errors import AffidavitError
+from affidavit.core.errors import AffidavitError, IntegrityError
 from affidavit.vault import DB_NAME, NewItem, Vault
-from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault
+from tests.vault.conftest import TEST_PASSPHRASE, both_stores, create_test_vault, raw_execute
 
 State = dict[str, tuple[Any, ...]]
 
@@ -247,3 +247,78 @@ def test_every_byte_of_each_sealed_region_is_guarded(tmp_path: Path, runtime_dir
         span = range(start, start + min(len(blob), 160))
         outcomes = _flip_all(DB_NAME, {DB_NAME: data}, list(span), states, target)
         assert outcomes["harmless"] == 0 and outcomes["rolled back"] == 0, (name, outcomes)
+
+
+# -- rows altered through the database (either store: what a database administrator can do) --
+
+#: Each alteration, as SQL on the vault's tables ({t}: the table prefix; ? a parameter bound
+#: to the id of a live record).
+ALTERATIONS = {
+    "ciphertext byte flipped": "UPDATE {t}records SET blob = "
+    "substr(blob, 1, 40) || substr(blob, 42) || substr(blob, 41, 1) WHERE rid = ?",
+    "wrapped key of one row swapped onto another": "UPDATE {t}records SET wkey = "
+    "(SELECT wkey FROM {t}records WHERE rid <> ? ORDER BY seq LIMIT 1) WHERE rid = ?",
+    "sequence number moved": "UPDATE {t}records SET seq = seq + 1000 WHERE rid = ?",
+    "record row deleted": "DELETE FROM {t}records WHERE rid = ?",
+    "forgotten row made live": "UPDATE {t}records SET state = 1 WHERE state = 2 AND rid <> ?",
+}
+
+
+def _victim(v: Vault) -> str:
+    return next(iter(v.items())).id
+
+
+@both_stores
+@pytest.mark.parametrize("alteration", sorted(ALTERATIONS))
+def test_a_row_altered_in_the_database_is_detected(
+    vault: Vault, store: str | None, alteration: str
+) -> None:
+    vault.put_many([NewItem(data={"text": f"fact {i}", "source": "s"}) for i in range(4)])
+    vault.forget(list(vault.items())[-1].id)
+    rid = _victim(vault)
+    vault.close()
+    sql = ALTERATIONS[alteration]
+    raw_execute(vault.path, store, sql, (rid,) * sql.count("?"))
+    with pytest.raises(AffidavitError) as caught:
+        v = Vault.open(vault.path, passphrase=TEST_PASSPHRASE)
+        try:
+            for it in v.items():
+                v.get(it.id)
+            report = v.verify_audit()
+            assert not report.ok
+            raise IntegrityError(report.problem or "")
+        finally:
+            v.close()
+    assert "\n" not in str(caught.value)
+
+
+@both_stores
+def test_an_altered_audit_entry_fails_verify(vault: Vault, store: str | None) -> None:
+    vault.put(NewItem(data={"text": "fact", "source": "s"}))
+    vault.close()
+    raw_execute(
+        vault.path,
+        store,
+        "UPDATE {t}audit SET blob = (SELECT blob FROM {t}audit WHERE n = 1) WHERE n = 2",
+    )
+    v = Vault.open(vault.path, passphrase=TEST_PASSPHRASE)
+    try:
+        assert not v.verify_audit().ok
+    finally:
+        v.close()
+
+
+@both_stores
+def test_a_rollback_behind_a_running_client_is_refused(vault: Vault, store: str | None) -> None:
+    """The database restored to an earlier, self-consistent moment (a backup): a client that
+    saw a later sequence number refuses it at its next write instead of writing over it."""
+    vault.put(NewItem(data={"text": "before", "source": "s"}))
+    ((anchor,),) = raw_execute(vault.path, store, "SELECT anchor FROM {t}header")
+    seq = vault.seq
+    ((audit_n,),) = raw_execute(vault.path, store, "SELECT max(n) FROM {t}audit")
+    vault.put(NewItem(data={"text": "after", "source": "s"}))
+    raw_execute(vault.path, store, "DELETE FROM {t}records WHERE seq > ?", (seq,))
+    raw_execute(vault.path, store, "DELETE FROM {t}audit WHERE n > ?", (audit_n,))
+    raw_execute(vault.path, store, "UPDATE {t}header SET anchor = ?", (bytes(anchor),))
+    with pytest.raises(IntegrityError, match="went back"):
+        vault.put(NewItem(data={"text": "lost?", "source": "s"}))

@@ -55,6 +55,7 @@ memory = LazyGroup(
         "atomize": f"{_MAINTENANCE}:atomize",
         "selftest": f"{_MAINTENANCE}:selftest",
         "settings": f"{_MAINTENANCE}:settings",
+        "migrate": "affidavit.cli.migrate:migrate",
         "bench": LazyGroup(
             "bench",
             help="Reproducible benchmarks of this installation.",

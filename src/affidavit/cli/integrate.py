@@ -203,10 +203,10 @@ def _warn_if_no_vault(chosen: Path) -> None:
     import shlex
 
     from affidavit.core import paths
-    from affidavit.vault import DB_NAME
+    from affidavit.vault import DB_NAME, store
 
-    if (chosen / DB_NAME).is_file():
-        return
+    if (chosen / DB_NAME).is_file() or (chosen / store.POINTER_NAME).is_file():
+        return  # a file vault, or the pointer to a team vault
     init = "affidavit init"
     if chosen != (paths.affidavit_home() / "vault").expanduser().absolute():
         init = f"AFFIDAVIT_VAULT={shlex.quote(str(chosen))} {init}"

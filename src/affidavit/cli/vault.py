@@ -56,21 +56,37 @@ def _ensure_keyfile(path: Path) -> bool:
     type=PATH,
     help="Also require this keyfile (created with 64 random bytes if it does not exist).",
 )
+@click.option(
+    "--store",
+    metavar="URL",
+    help="Keep the sealed rows in this PostgreSQL database (a team vault; default: "
+    "AFFIDAVIT_STORE, else a SQLite file). A database that already holds a vault is joined. "
+    "No password in the URL: use ~/.pgpass or PGPASSWORD.",
+)
 @json_option
-def init(keyfile: Path | None, as_json: bool) -> None:
-    """Create a new encrypted vault.
+def init(keyfile: Path | None, store: str | None, as_json: bool) -> None:
+    """Create an encrypted vault, or join a team vault.
 
     Asks twice for a passphrase on a terminal, or reads AFFIDAVIT_PASSPHRASE.
     """
     from affidavit.vault import Vault, refuse_existing
+    from affidavit.vault import store as stores
 
     directory = _vault_dir()
+    url = stores.check_url(store) if store else stores.store_from_env()
     refuse_existing(directory)
-    secret = passphrase.choose()
-    created_keyfile = _ensure_keyfile(keyfile) if keyfile is not None else False
-    vault = Vault.create(directory, secret, keyfile=keyfile)
+    if url is not None and stores.holds_vault(url):
+        vault = Vault.join(directory, url, passphrase.current(), keyfile=keyfile)
+        created_keyfile, done = False, f"joined the team vault {url} from {directory}"
+    else:
+        secret = passphrase.choose()
+        created_keyfile = _ensure_keyfile(keyfile) if keyfile is not None else False
+        vault = Vault.create(directory, secret, keyfile=keyfile, store=url)
+        where = f"in {url} (this machine's pointer: {directory})" if url else f"at {directory}"
+        done = f"created an encrypted vault {where}"
     result = {
         "path": str(directory),
+        "store": url,
         "vault_id": vault.vault_id.hex(),
         "two_factor": keyfile is not None,
     }
@@ -78,7 +94,7 @@ def init(keyfile: Path | None, as_json: bool) -> None:
     if as_json:
         print_json(result)
         return
-    stdout.print(f"created an encrypted vault at {directory}", markup=False)
+    stdout.print(done, markup=False)
     if keyfile is not None:
         made = "created" if created_keyfile else "uses"
         stdout.print(

@@ -62,6 +62,12 @@ Public API (every name is loaded on first use)::
     session       the unlock session: start, peek, clear, STORES, RUNTIME, KEYRING
     unlock_gate   the ``memory_unlock`` switch mirrored beside the vault, and its back-off
     manifest      sign / verify an Ed25519 manifest of a locked vault
+    store         where the sealed rows live: RecordStore, check_url, is_url, STORE_ENV,
+                  holds_vault (a SQLite file, or PostgreSQL for a team: docs/team.md)
+    migrate       migrate(vault, "postgresql://..." | DIR) -> Migration, verified row by row
+
+    Vault.create(..., store="postgresql://...") makes a team vault in an empty database;
+    Vault.join(path, url, passphrase, keyfile=None) points a new directory at an existing one.
 
 Kinds are lowercase words ("memory", "relation", ...); a "memory" needs non-empty
 ``data["text"]`` and ``data["source"]``. Reads never write.
@@ -73,7 +79,7 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.crypto.keyslots import KdfParams
-    from affidavit.vault import manifest, session, session_dir, unlock_gate
+    from affidavit.vault import manifest, migrate, session, session_dir, store, unlock_gate
     from affidavit.vault.audit import AuditReport
     from affidavit.vault.audit import Entry as AuditEntry
     from affidavit.vault.export_rows import parse_export
@@ -110,12 +116,14 @@ __all__ = [
     "fold_wal",
     "locked_status",
     "manifest",
+    "migrate",
     "new_id",
     "now_iso",
     "parse_export",
     "refuse_existing",
     "session",
     "session_dir",
+    "store",
     "unknown_record",
     "unlock_gate",
 ]

@@ -22,7 +22,14 @@ from nacl.signing import SigningKey, VerifyKey
 
 from affidavit.core.atomic import write_atomic
 from affidavit.core.canonical import canonical_json
-from affidavit.core.errors import AuthError, InputError, IntegrityError, NotFoundError
+from affidavit.core.errors import (
+    AuthError,
+    InputError,
+    IntegrityError,
+    NotFoundError,
+    UnsupportedError,
+)
+from affidavit.vault import store
 from affidavit.vault.header import DB_NAME
 from affidavit.vault.vault import Vault, now_iso
 
@@ -57,6 +64,11 @@ def _file_sha256(path: Path) -> str:
 
 def sign(v: Vault, out: Path | None = None) -> Path:
     """Write a signed manifest of ``v`` (default: ``manifest.json`` in the vault directory)."""
+    if store.pointer(v.path) is not None:
+        raise UnsupportedError(
+            "a signed manifest vouches for a file vault's vault.db; a team vault has none",
+            "lock without --sign (the database server keeps the team vault's rows)",
+        )
     v.refresh()
     key = _signing_key(v)
     v.checkpoint()

@@ -107,10 +107,11 @@ def _one_line(exc: BaseException, limit: int = 120) -> str:
 
 
 class RowFile:
-    """One connection to a vault's SQLite file."""
+    """One connection to a vault's SQLite file (the embedded :class:`RecordStore`)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
+        self.where = str(path)
         self.conn = conn
 
     # -- opening -------------------------------------------------------------------------
@@ -207,9 +208,15 @@ class RowFile:
             raise IntegrityError(f"the header of {self.path} is damaged", "restore a backup")
 
     def init_schema(
-        self, vault_id: bytes, anchor: bytes, slot_bodies: Sequence[bytes], first_entry: bytes
+        self,
+        vault_id: bytes,
+        anchor: bytes,
+        slot_bodies: Sequence[bytes],
+        entries: Sequence[bytes],
+        rows: Sequence[Row] = (),
     ) -> None:
-        """Write schema, header, slots and audit entry 1 in one transaction (all or nothing)."""
+        """Write schema, header, slots, audit entries (numbered from 1) and rows in one
+        transaction (all or nothing): a new vault's first entry, or a whole migrated log."""
         with self.write():
             for statement in hdr.SCHEMA.split(";"):
                 if statement.strip():
@@ -220,7 +227,10 @@ class RowFile:
             )
             for body in slot_bodies:
                 self.conn.execute("INSERT INTO slots (body) VALUES (?)", (body,))
-            self.conn.execute("INSERT INTO audit (n, blob) VALUES (1, ?)", (first_entry,))
+            for n, entry in enumerate(entries, start=1):
+                self.append_audit(n, entry)
+            for row in rows:
+                self.put_row(row)
             self.conn.execute(f"PRAGMA application_id={hdr.APPLICATION_ID}")
             self.conn.execute(f"PRAGMA user_version={hdr.FORMAT_VERSION}")
 
@@ -228,6 +238,17 @@ class RowFile:
         """Close the connection (SQLite checkpoints the WAL when the last one closes)."""
         with contextlib.suppress(sqlite3.Error):
             self.conn.close()
+
+    def discard(self) -> None:
+        """Close and delete the file of a create that failed (nothing half-made stays)."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            (self.path.parent / (self.path.name + suffix)).unlink(missing_ok=True)
+
+    def data_version(self) -> int:
+        """SQLite's counter of commits by *other* connections: one PRAGMA, no disk read."""
+        with db_errors(self.path):
+            return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     # -- transactions --------------------------------------------------------------------
 
@@ -291,12 +312,13 @@ class RowFile:
         cur = self.conn.execute(
             "SELECT rid, seq, state, wkey, blob FROM records WHERE seq > ? ORDER BY seq", (seq,)
         )
-        return [_row(r) for r in cur]
+        return [checked_row(r) for r in cur]
 
     def all_rows(self) -> list[Row]:
         """Every record row, oldest first (a table scan, then one sort in RAM)."""
         rows = [
-            _row(r) for r in self.conn.execute("SELECT rid, seq, state, wkey, blob FROM records")
+            checked_row(r)
+            for r in self.conn.execute("SELECT rid, seq, state, wkey, blob FROM records")
         ]
         rows.sort(key=lambda r: r.seq)
         return rows
@@ -306,7 +328,7 @@ class RowFile:
         r = self.conn.execute(
             "SELECT rid, seq, state, wkey, blob FROM records WHERE rid = ?", (rid,)
         ).fetchone()
-        return None if r is None else _row(r)
+        return None if r is None else checked_row(r)
 
     def put_row(self, row: Row) -> bool:
         """Insert or replace a record row; True when the id is new."""
@@ -354,7 +376,8 @@ class RowFile:
         return total
 
 
-def _row(r: tuple[object, ...]) -> Row:
+def checked_row(r: Sequence[object]) -> Row:
+    """A fetched record row, its types checked (a damaged cell is an IntegrityError)."""
     rid, seq, state, wkey, blob = r
     if (
         not isinstance(rid, str)

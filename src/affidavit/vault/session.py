@@ -311,10 +311,10 @@ def _credential_vault_id(vault_dir: Path) -> bytes | None:
 
 def _stored_vault_id(vault_dir: Path) -> bytes | None:
     """The vault's id from its header (no key needed); None when there is no vault."""
-    from affidavit.vault.rows import RowFile
+    from affidavit.vault.store import open_store
 
     try:
-        store = RowFile.open(Path(vault_dir))
+        store = open_store(Path(vault_dir))
     except NotFoundError:
         return None
     try:

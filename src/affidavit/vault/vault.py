@@ -33,6 +33,7 @@ from affidavit.core.hashchain import GENESIS
 from affidavit.crypto import aead, keyslots
 from affidavit.crypto.keyslots import KdfParams, KeySlot
 from affidavit.vault import audit, envelope, session
+from affidavit.vault import store as stores
 from affidavit.vault import validate as check
 from affidavit.vault.audit import AuditReport
 from affidavit.vault.audit import Entry as AuditEntry
@@ -40,8 +41,9 @@ from affidavit.vault.envelope import Payload
 from affidavit.vault.header import FORMAT_VERSION, Anchor
 from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
 from affidavit.vault.keys import VaultKeys
-from affidavit.vault.rows import FORGOTTEN, LIVE, SHREDDED, Row, RowFile, db_errors
+from affidavit.vault.rows import FORGOTTEN, LIVE, SHREDDED, Row
 from affidavit.vault.status import LockedStatus, SessionState, VaultStatus
+from affidavit.vault.store import RecordStore
 
 PASSPHRASE_ENV = "AFFIDAVIT_PASSPHRASE"  # noqa: S105 - a variable name
 KEYFILE_ENV = "AFFIDAVIT_KEYFILE"
@@ -79,7 +81,7 @@ class Vault:
     def __init__(
         self,
         path: Path,
-        store: RowFile,
+        store: RecordStore,
         keys: VaultKeys,
         vault_id: bytes,
         kdf: KdfParams,
@@ -87,7 +89,7 @@ class Vault:
     ) -> None:
         self.path = path
         self.vault_id = vault_id
-        self._store: RowFile | None = store
+        self._store: RecordStore | None = store
         self._keys: VaultKeys | None = keys
         self._kdf = kdf
         self._session = unlock_session
@@ -112,10 +114,13 @@ class Vault:
         *,
         keyfile: Path | None = None,
         kdf: KdfParams | None = None,
+        store: str | None = None,
     ) -> Vault:
         """Make a new vault in directory ``path``; refuse if one is there.
 
         ``kdf`` defaults to :meth:`KdfParams.default`; tests pass :meth:`KdfParams.minimum`.
+        ``store`` is a PostgreSQL URL for a team vault (the database must hold no vault yet;
+        ``path`` then keeps only the pointer to it), else the rows go to a SQLite file there.
         """
         path = Path(path)
         keyfile_bytes = keyslots.read_keyfile(keyfile) if keyfile is not None else None
@@ -134,15 +139,30 @@ class Vault:
         body = {"op": "init", "at": now_iso(), "format": FORMAT_VERSION}
         head, entry = audit.make_entry(keys.audit, vault_id, 1, GENESIS, body)
         anchor = Anchor(seq=0, audit_n=1, audit_head=head, rows=0).seal(keys.anchor, vault_id)
-        store = RowFile.create(path)
+        rows = stores.create_store(path, store)
         try:
-            store.init_schema(vault_id, anchor, [slot.to_bytes()], entry)
+            rows.init_schema(vault_id, anchor, [slot.to_bytes()], [entry])
+            if store is not None:
+                stores.attach(path, store)
         except BaseException:
-            store.close()
-            for suffix in ("", "-wal", "-shm"):
-                (store.path.parent / (store.path.name + suffix)).unlink(missing_ok=True)
+            rows.discard()
             raise
-        return cls(path, store, keys, vault_id, params, None)
+        return cls(path, rows, keys, vault_id, params, None)
+
+    @classmethod
+    def join(cls, path: Path, store: str, passphrase: str, *, keyfile: Path | None = None) -> Vault:
+        """Point the new directory ``path`` at the team vault ``store`` and unlock it there.
+
+        What a second member of a team runs: the vault exists in the database already, so
+        this only writes ``store.url``, and removes it again when the passphrase is wrong.
+        """
+        stores.refuse_existing(path)
+        stores.attach(path, store)
+        try:
+            return cls.open(path, passphrase=passphrase, keyfile=keyfile)
+        except BaseException:
+            stores.detach(path)
+            raise
 
     @classmethod
     def open(
@@ -163,7 +183,7 @@ class Vault:
         IntegrityError.
         """
         directory = Path(path) if path is not None else paths.vault_dir()
-        store = RowFile.open(directory)
+        store = stores.open_store(directory)
         try:
             with store.read():
                 vault_id = store.header().vault_id
@@ -249,7 +269,7 @@ class Vault:
         """True after :meth:`close` or :meth:`lock`."""
         return self._store is None
 
-    def _open_parts(self) -> tuple[RowFile, VaultKeys]:
+    def _open_parts(self) -> tuple[RecordStore, VaultKeys]:
         if self._store is None or self._keys is None:
             raise LockedError("this vault handle is closed (locked)", "open the vault again")
         return self._store, self._keys
@@ -262,10 +282,10 @@ class Vault:
 
     def _load_all(self) -> None:
         store, keys = self._open_parts()
+        self._data_version = store.data_version()  # before the snapshot: nothing slips by
         with store.read():
             anchor = self._anchor(store, keys)
             rows = store.all_rows()
-            self._data_version = _data_version(store)
         top = rows[-1].seq if rows else 0
         if len(rows) != anchor.rows or top != anchor.seq:
             raise IntegrityError(
@@ -288,7 +308,7 @@ class Vault:
             item = VaultItem(row.rid, p.kind, p.namespace, row.seq, p.saved_at, p.data, p.vector)
             (self._internal if p.kind.startswith("_") else self._live)[row.rid] = item
 
-    def _anchor(self, store: RowFile, keys: VaultKeys) -> Anchor:
+    def _anchor(self, store: RecordStore, keys: VaultKeys) -> Anchor:
         return Anchor.unseal(keys.anchor, self.vault_id, store.header().anchor)
 
     def _open_row(self, keys: VaultKeys, row: Row) -> Payload | None:
@@ -328,8 +348,19 @@ class Vault:
             listener(change)
         return change
 
-    def _absorb(self, store: RowFile, keys: VaultKeys, upto: int) -> list[Change]:
-        """Apply other processes' rows after our last seq (call inside a transaction)."""
+    def _absorb(self, store: RecordStore, keys: VaultKeys, upto: int) -> list[Change]:
+        """Apply other processes' rows after our last seq (call inside a transaction).
+
+        A log whose anchor is behind what this handle already applied was rolled back
+        (a database restored from an older backup, rows deleted with their audit entries):
+        refused, so no write lands on top of it and the lost records are not hidden.
+        """
+        if upto < self._seq:
+            raise IntegrityError(
+                f"the vault's log went back from seq {self._seq} to seq {upto} (rolled back "
+                "or restored from an older backup)",
+                "stop writing; find out who restored it, then restore the newest backup",
+            )
         changes = []
         if upto > self._seq:
             for row in store.rows_since(self._seq):
@@ -350,7 +381,7 @@ class Vault:
             if self._session is not None and not self._session.alive():
                 self.close()
                 raise LockedError("the vault was locked", "run `affidavit unlock`")
-            version = _data_version(store)
+            version = store.data_version()
             if version != self._data_version:
                 with store.read():
                     anchor = self._anchor(store, keys)
@@ -814,7 +845,7 @@ def _unlock(
 def locked_status(path: Path | None = None) -> LockedStatus:
     """What can be said about a vault without its key: where, format, size, session state."""
     directory = Path(path) if path is not None else paths.vault_dir()
-    store = RowFile.open(directory)
+    store = stores.open_store(directory)
     try:
         with store.read():
             vault_id = store.header().vault_id
@@ -843,12 +874,12 @@ def _session_fields(pending: session.Pending | None) -> SessionState:
 def refuse_existing(path: Path) -> None:
     """ConflictError when directory ``path`` already holds a vault (or pieces of one): what
     ``init`` checks before it asks for a passphrase."""
-    RowFile.refuse_existing(path)
+    stores.refuse_existing(path)
 
 
 def fold_wal(path: Path | None = None) -> bool:
     """Checkpoint and truncate the vault's write-ahead log; needs no key. True when done."""
-    store = RowFile.open(Path(path) if path is not None else paths.vault_dir())
+    store = stores.open_store(Path(path) if path is not None else paths.vault_dir())
     try:
         return store.checkpoint()
     finally:
@@ -884,9 +915,3 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _data_version(store: RowFile) -> int:
-    """SQLite's counter of commits by *other* connections: the cheap "anything new?" probe."""
-    with db_errors(store.path):
-        return int(store.conn.execute("PRAGMA data_version").fetchone()[0])

@@ -1,0 +1,239 @@
+"""The team vault against the file vault: the same measurements on both stores.
+
+    python benchmarks/team_vault.py [--size 10000] [--stores 100] [--searches 50] [--json OUT]
+
+PostgreSQL runs as a throwaway cluster started here (tests/pg.py) with ``fsync`` on, reached
+over its Unix socket on this machine (loopback). For each store:
+
+- vault put p50/p95: one ``Vault.put`` (seal + one durable commit + audit entry), no embedding;
+  on PostgreSQL that is the advisory lock, the rows, the anchor and the NOTIFY in one transaction;
+- memory store p50/p95: ``Memory.store`` as ``memory_store`` runs it (embedding included);
+- search p50/p95 at SIZE: ``Memory.search`` (embedding the query, hybrid ranking) on a vault
+  holding SIZE memories;
+- write visible to another client's search p50/p95: this process stores a memory with a unique
+  word; a second process searches for that word every 5 ms until it finds it; time from
+  before the store until the other process answers;
+- write-to-refresh p50/p95 (NOTIFY latency on PostgreSQL): the second process calls
+  ``Vault.refresh()`` every 1 ms (on PostgreSQL a look at the notifications already on its
+  socket; on SQLite ``PRAGMA data_version``) until the change shows; time from before the
+  ``put``, so it includes the durable commit.
+
+The SIZE memories are stored (and embedded) once into the file vault, then moved with
+``migrate`` into the database, so both stores hold the same sealed rows.
+
+Targets (issue 17, PostgreSQL): store p50 <= 10 ms; search p50 at 10k <= 15 ms; write
+visible to another client's search p95 <= 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "src"), str(REPO)]
+
+from tests.pg import running_cluster  # noqa: E402
+
+from affidavit.crypto.keyslots import KdfParams  # noqa: E402
+from affidavit.recall import Memory  # noqa: E402
+from affidavit.vault import NewItem, Vault  # noqa: E402
+from affidavit.vault import migrate as moving  # noqa: E402
+
+PASSPHRASE = "benchmark passphrase"  # noqa: S105 - a throwaway benchmark vault
+TOPICS = ["staging cluster", "release train", "billing export", "on-call rota", "vpn gateway"]
+
+
+@dataclass
+class Row:
+    """One line of the table."""
+
+    store: str
+    metric: str
+    value: float
+    unit: str = "ms"
+    target: str = ""
+    ok: bool | None = None
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _text(i: int) -> str:
+    return f"note {i}: the {TOPICS[i % 5]} {i % 97} changes owner on day {i % 28} ({i % 13})"
+
+
+def _fill(path: Path, size: int) -> None:
+    """A file vault holding ``size`` embedded memories, with an unlock session."""
+    with Vault.create(path, PASSPHRASE, kdf=KdfParams.minimum()) as v:
+        memory = Memory(v)
+        for start in range(0, size, 500):
+            batch = range(start, min(size, start + 500))
+            memory.store_many([{"text": _text(i), "source": "bench"} for i in batch])
+            print(f"... filled {min(size, start + 500)}", file=sys.stderr, flush=True)
+        v.start_session()
+
+
+def _timed(times: list[float], action: Callable[[], object]) -> None:
+    t0 = time.perf_counter()
+    action()
+    times.append((time.perf_counter() - t0) * 1000)
+
+
+def _p50_p95(store: str, metric: str, times: list[float], target50: float | None = None,
+             target95: float | None = None) -> list[Row]:  # fmt: skip
+    p50, p95 = statistics.median(times), _pct(times, 0.95)
+    return [
+        Row(store, f"{metric} p50", p50, "ms", f"<= {target50:g}" if target50 else "",
+            p50 <= target50 if target50 else None),
+        Row(store, f"{metric} p95", p95, "ms", f"<= {target95:g}" if target95 else "",
+            p95 <= target95 if target95 else None),
+    ]  # fmt: skip
+
+
+_FOLLOWER = """
+import sys, time
+from pathlib import Path
+from affidavit.recall import Memory
+from affidavit.vault import Vault
+v = Vault.open(Path(sys.argv[1]))
+memory = Memory(v)
+memory.search("warm up the model")
+print("ready", flush=True)
+for line in sys.stdin:
+    mode, word = line.split()
+    if mode == "search":
+        while not any(word in h["text"] for h in memory.search(word)["results"]):
+            time.sleep(0.005)
+    else:
+        while not v.refresh():
+            time.sleep(0.001)
+    print("ok", flush=True)
+"""
+
+
+def _follower(path: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _FOLLOWER, str(path)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def measure(store: str, path: Path, stores: int, searches: int, size: int) -> list[Row]:
+    """Every measurement on the vault at ``path`` (a file vault or a team vault's pointer)."""
+    team = store == "postgresql"
+    rows: list[Row] = []
+    with Vault.open(path) as v:
+        memory = Memory(v)
+        memory.search("warm up the model")
+        puts: list[float] = []
+        for i in range(stores):
+            item = NewItem(data={"text": f"put {i}", "source": "bench"}, namespace="bench")
+            _timed(puts, lambda item=item: v.put(item))
+        rows += _p50_p95(store, "vault put", puts)
+        kept: list[float] = []
+        for i in range(stores):
+            _timed(kept, lambda i=i: memory.store(text=_text(size + i), source="bench"))
+        rows += _p50_p95(store, "memory store", kept, 10 if team else None)
+        found: list[float] = []
+        for i in range(searches):
+            query = f"who owns the {TOPICS[i % 5]} {i % 97}"
+            _timed(found, lambda query=query: memory.search(query))
+        rows += _p50_p95(store, f"search @ {size:,}", found, 15 if team else None)
+        follower = _follower(path)
+        assert follower.stdin is not None and follower.stdout is not None
+        try:
+            for mode, metric, target in (
+                ("search", "write visible to another client's search", 100),
+                ("refresh", "write-to-refresh (NOTIFY on PostgreSQL)", None),
+            ):
+                seen: list[float] = []
+                for _ in range(searches):
+                    word = f"zq{secrets.token_hex(5)}"
+                    t0 = time.perf_counter()
+                    if mode == "search":
+                        follower.stdin.write(f"{mode} {word}\n")
+                        follower.stdin.flush()
+                        memory.store(text=f"the word of the day is {word}", source="bench")
+                    else:
+                        follower.stdin.write(f"{mode} {word}\n")
+                        follower.stdin.flush()
+                        time.sleep(0.005)  # the follower is spinning before the write
+                        t0 = time.perf_counter()
+                        v.put(NewItem(data={"text": word, "source": "bench"}, namespace="bench"))
+                    assert follower.stdout.readline().strip() == "ok"
+                    seen.append((time.perf_counter() - t0) * 1000)
+                rows += _p50_p95(store, metric, seen, None, target if team else None)
+        finally:
+            follower.stdin.close()
+            follower.wait(timeout=60)
+    return rows
+
+
+def render(rows: list[Row]) -> str:
+    """The table as plain text."""
+    width = max(len(r.metric) for r in rows)
+    lines = [f"{'store':<10}  {'metric':<{width}}  {'value':>9}  unit  target  ok"]
+    lines.append("-" * len(lines[0]))
+    for r in rows:
+        ok = "" if r.ok is None else ("yes" if r.ok else "NO")
+        lines.append(
+            f"{r.store:<10}  {r.metric:<{width}}  {r.value:>9.2f}  {r.unit:<4}  {r.target:<6}  {ok}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Fill once, copy into PostgreSQL, measure both, print one table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--stores", type=int, default=100)
+    parser.add_argument("--searches", type=int, default=50)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    with (
+        tempfile.TemporaryDirectory(prefix="affidavit-bench-") as tmp,
+        running_cluster(durable=True) as cluster,
+    ):
+        os.environ["AFFIDAVIT_RUNTIME_DIR"] = tmp
+        os.environ.pop("AFFIDAVIT_PASSPHRASE", None)
+        file_vault, team_vault = Path(tmp) / "file", Path(tmp) / "team"
+        _fill(team_vault, args.size)
+        with Vault.open(team_vault) as v:  # the same sealed rows, moved into the database
+            moving.migrate(v, cluster.new_database())
+        _fill(file_vault, 0)
+        with Vault.open(team_vault) as team, Vault.open(file_vault) as file:
+            file.import_items(  # the file vault gets the same records (sealed anew)
+                [NewItem(data=it.data, kind=it.kind, namespace=it.namespace, vector=it.vector,
+                         saved_at=it.saved_at, id=it.id) for it in team.items()]
+            )  # fmt: skip
+        rows: list[Row] = []
+        for store, path in (("sqlite", file_vault), ("postgresql", team_vault)):
+            rows += measure(store, path, args.stores, args.searches, args.size)
+            print(f"... {store} done", file=sys.stderr, flush=True)
+    print(render(rows))
+    if args.json is not None:
+        args.json.write_text(json.dumps([r.__dict__ for r in rows], indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,360 @@
+"""A team vault's sealed rows in PostgreSQL (:class:`PgStore`), through psycopg 3.
+
+The database holds exactly what the SQLite file holds (``docs/FORMAT.md``): the vault id, the
+sealed anchor, key-slot blobs, record rows (ciphertext, wrapped record key, sequence number,
+state) and the sealed audit chain; never plaintext, never a key. Every client unlocks the
+vault key itself, as for a file vault.
+
+Appends are serialised by a transaction-level advisory lock taken first in every write, so
+writers on many machines take turns and the audit chain stays one chain; the lock is released
+by COMMIT, ROLLBACK or the server noticing a dead client (kill -9). Each write ends with a
+NOTIFY; every client LISTENs from the moment it connects, so "anything new?" is a look at the
+notifications already on its socket (no round trip), and a reader that finds one follows the
+log by sequence number. ADR 126 weighs the lock and the notifications.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from affidavit.core.errors import (
+    AffidavitError,
+    ConflictError,
+    ExternalError,
+    IntegrityError,
+    NotFoundError,
+    UnsupportedError,
+)
+from affidavit.vault import header as hdr
+from affidavit.vault.rows import HeaderRow, Row, checked_row
+
+SCHEMA_NAME = "affidavit"
+CHANNEL = "affidavit_vault"
+#: The advisory lock every write takes (``AFDV`` as a number): one vault per database.
+WRITE_LOCK = hdr.APPLICATION_ID
+CONNECT_TIMEOUT_S = 10
+
+SCHEMA = f"""
+CREATE SCHEMA {SCHEMA_NAME};
+CREATE TABLE {SCHEMA_NAME}.header (
+  id integer PRIMARY KEY CHECK (id = 1),
+  magic text NOT NULL,
+  format integer NOT NULL,
+  vault_id bytea NOT NULL,
+  anchor bytea NOT NULL
+);
+CREATE TABLE {SCHEMA_NAME}.slots (
+  slot integer PRIMARY KEY,
+  body bytea NOT NULL
+);
+CREATE TABLE {SCHEMA_NAME}.records (
+  rid text PRIMARY KEY,
+  seq bigint NOT NULL UNIQUE,
+  state smallint NOT NULL,
+  wkey bytea NOT NULL,
+  blob bytea
+);
+CREATE TABLE {SCHEMA_NAME}.audit (
+  n bigint PRIMARY KEY,
+  blob bytea NOT NULL
+)
+"""
+
+
+class PgStore:
+    """One connection to a team vault's database (a :class:`RecordStore`)."""
+
+    def __init__(self, url: str, conn: psycopg.Connection[Any]) -> None:
+        self.where = url
+        self.conn = conn
+        self._version = 0
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def connect(cls, url: str) -> PgStore:
+        """Connect and LISTEN, so no commit after this moment goes unnoticed."""
+        try:
+            conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise ExternalError(
+                f"cannot reach the team vault's database {url}: {_one_line(exc)}",
+                "check that the server runs and the URL is right; a password belongs in "
+                "~/.pgpass (or PGPASSFILE) or PGPASSWORD, never in the URL",
+            ) from None
+        store = cls(url, conn)
+        conn.add_notify_handler(store._notified)
+        with store._errors():
+            conn.execute(f"LISTEN {CHANNEL}")
+        return store
+
+    @classmethod
+    def open(cls, url: str) -> PgStore:
+        """Connect to the team vault at ``url`` and check it is one this release reads."""
+        store = cls.connect(url)
+        try:
+            if not store._has_tables():
+                raise NotFoundError(
+                    f"the database {url} holds no affidavit vault",
+                    "run `affidavit init --store URL` to create one there",
+                )
+            with store.read():
+                store.header()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @classmethod
+    def create(cls, url: str) -> PgStore:
+        """Connect to a database that must not hold a vault yet (init_schema fills it)."""
+        store = cls.connect(url)
+        if store._has_tables():
+            store.close()
+            raise ConflictError(
+                f"the database {url} already holds a vault",
+                "join it with `affidavit init --store URL` from an empty AFFIDAVIT_VAULT",
+            )
+        return store
+
+    @classmethod
+    def holds_vault(cls, url: str) -> bool:
+        """Whether ``url`` already holds a vault (a new client then joins it)."""
+        store = cls.connect(url)
+        try:
+            return store._has_tables()
+        finally:
+            store.close()
+
+    def _has_tables(self) -> bool:
+        with self._errors():
+            found = self.conn.execute(
+                "SELECT to_regclass(%s) IS NOT NULL", ("affidavit.header",)
+            ).fetchone()
+        return bool(found and found[0])
+
+    def init_schema(
+        self,
+        vault_id: bytes,
+        anchor: bytes,
+        slot_bodies: Sequence[bytes],
+        entries: Sequence[bytes],
+        rows: Sequence[Row] = (),
+    ) -> None:
+        """Tables, header, slots, audit entries and rows in one transaction (all or nothing)."""
+        with self.write():
+            for statement in SCHEMA.split(";"):
+                self.conn.execute(statement)
+            self.conn.execute(
+                "INSERT INTO affidavit.header (id, magic, format, vault_id, anchor) "
+                "VALUES (1, %s, %s, %s, %s)",
+                (hdr.MAGIC, hdr.FORMAT_VERSION, vault_id, anchor),
+            )
+            self.replace_slots(slot_bodies)
+            with self.conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO affidavit.audit (n, blob) VALUES (%s, %s)",
+                    list(enumerate(entries, start=1)),
+                )
+                cur.executemany(
+                    "INSERT INTO affidavit.records (rid, seq, state, wkey, blob) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    [tuple(r) for r in rows],
+                )
+
+    def close(self) -> None:
+        """Close the connection (the server rolls back anything unfinished)."""
+        with contextlib.suppress(psycopg.Error):
+            self.conn.close()
+
+    def discard(self) -> None:
+        """Remove what a create or migration wrote (the database held no vault before it)."""
+        with contextlib.suppress(psycopg.Error):
+            self.conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA_NAME} CASCADE")
+        self.close()
+
+    # -- transactions --------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise self._typed(exc) from None
+
+    def _typed(self, exc: psycopg.Error) -> AffidavitError:
+        detail = _one_line(exc)
+        if isinstance(exc, pg_errors.DuplicateSchema | pg_errors.UniqueViolation):
+            return ConflictError(
+                f"the team vault {self.where} changed meanwhile ({detail})", "retry"
+            )
+        if isinstance(exc, psycopg.OperationalError):
+            return ExternalError(
+                f"lost the team vault's database {self.where}: {detail}",
+                "check the server, then retry",
+            )
+        return IntegrityError(
+            f"the team vault {self.where} is damaged ({detail})",
+            "restore the database from a backup",
+        )
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[psycopg.Connection[Any]]:
+        """A write transaction, after every earlier writer on any machine (advisory lock)."""
+        with self._errors(), self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            yield self.conn
+            self.conn.execute(f"NOTIFY {CHANNEL}")
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[psycopg.Connection[Any]]:
+        """A read-only snapshot (REPEATABLE READ): header and rows from the same moment."""
+        with self._errors():
+            # one statement, not BEGIN + SET TRANSACTION: a round trip less on every refresh
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            try:
+                yield self.conn
+            finally:
+                self.conn.execute("COMMIT")  # after an error PostgreSQL rolls back instead
+
+    # -- queries (call inside read() or write()) -----------------------------------------
+
+    def header(self) -> HeaderRow:
+        """The header row; a newer format is refused, a missing or odd one is damage."""
+        row = self.conn.execute(
+            "SELECT magic, format, vault_id, anchor FROM affidavit.header WHERE id = 1"
+        ).fetchone()
+        if row is not None and row[0] == hdr.MAGIC and row[1] > hdr.FORMAT_VERSION:
+            raise UnsupportedError(
+                f"the team vault {self.where} uses format {row[1]}; this affidavit reads up "
+                f"to format {hdr.FORMAT_VERSION}",
+                "upgrade affidavit",
+            )
+        if (
+            row is None
+            or row[0] != hdr.MAGIC
+            or row[1] != hdr.FORMAT_VERSION
+            or not isinstance(row[2], bytes)
+            or not isinstance(row[3], bytes)
+        ):
+            raise IntegrityError(
+                f"the header row of the team vault {self.where} is damaged", "restore a backup"
+            )
+        return HeaderRow(vault_id=row[2], anchor=row[3])
+
+    def set_anchor(self, anchor: bytes) -> None:
+        """Replace the sealed anchor (inside the write transaction that moved the log)."""
+        self.conn.execute("UPDATE affidavit.header SET anchor = %s WHERE id = 1", (anchor,))
+
+    def slots(self) -> list[tuple[int, bytes]]:
+        """Every key slot as ``(number, stored body)``."""
+        found = self.conn.execute("SELECT slot, body FROM affidavit.slots ORDER BY slot").fetchall()
+        if not all(isinstance(n, int) and isinstance(b, bytes) for n, b in found):
+            raise IntegrityError(f"the key slots of {self.where} are damaged", "restore a backup")
+        return [(n, b) for n, b in found]
+
+    def replace_slots(self, bodies: Sequence[bytes]) -> None:
+        """Swap the whole slot table (inside a write transaction)."""
+        self.conn.execute("DELETE FROM affidavit.slots")
+        for number, body in enumerate(bodies, start=1):
+            self.conn.execute(
+                "INSERT INTO affidavit.slots (slot, body) VALUES (%s, %s)", (number, body)
+            )
+
+    def rows_since(self, seq: int) -> list[Row]:
+        """Record rows written after ``seq``, oldest first (the incremental tail)."""
+        cur = self.conn.execute(
+            "SELECT rid, seq, state, wkey, blob FROM affidavit.records WHERE seq > %s ORDER BY seq",
+            (seq,),
+        )
+        return [checked_row(r) for r in cur]
+
+    def all_rows(self) -> list[Row]:
+        """Every record row, oldest first."""
+        return self.rows_since(0)
+
+    def row(self, rid: str) -> Row | None:
+        """One record row by id."""
+        r = self.conn.execute(
+            "SELECT rid, seq, state, wkey, blob FROM affidavit.records WHERE rid = %s", (rid,)
+        ).fetchone()
+        return None if r is None else checked_row(r)
+
+    def put_row(self, row: Row) -> bool:
+        """Insert or replace a record row in one statement; True when the id is new."""
+        found = self.conn.execute(
+            "INSERT INTO affidavit.records (rid, seq, state, wkey, blob) "
+            "VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (rid) DO UPDATE SET seq = excluded.seq, state = excluded.state, "
+            "wkey = excluded.wkey, blob = excluded.blob RETURNING (xmax = 0)",
+            (row.rid, row.seq, row.state, row.wkey, row.blob),
+        ).fetchone()
+        return bool(found and found[0])
+
+    def append_audit(self, n: int, blob: bytes) -> None:
+        """Append one sealed audit entry."""
+        self.conn.execute("INSERT INTO affidavit.audit (n, blob) VALUES (%s, %s)", (n, blob))
+
+    def audit_entries(self) -> Iterator[tuple[int, bytes]]:
+        """Every sealed audit entry in order."""
+        for n, blob in self.conn.execute("SELECT n, blob FROM affidavit.audit ORDER BY n"):
+            yield int(n), blob if isinstance(blob, bytes) else b""
+
+    # -- following other clients ---------------------------------------------------------
+
+    def data_version(self) -> int:
+        """Counts notifications: no round trip to the server, one ``select`` when idle.
+
+        Those that arrived during a query were counted by :meth:`_notified`; the rest wait on
+        the socket and are read the libpq way (consume input, then take its notifications),
+        about 50 times cheaper than psycopg's ``notifies()`` generator for "nothing new".
+        """
+        if select.select([self.conn.fileno()], [], [], 0)[0]:
+            with self._errors():
+                self.conn.pgconn.consume_input()
+                while self.conn.pgconn.notifies() is not None:
+                    self._version += 1
+        return self._version
+
+    def _notified(self, _notify: psycopg.Notify) -> None:
+        """psycopg's callback for a notification that came in with a query's results."""
+        self._version += 1
+
+    # -- maintenance ---------------------------------------------------------------------
+
+    def checkpoint(self) -> bool:
+        """VACUUM the tables, so a shredded row's old versions leave the live heap.
+
+        The server's write-ahead log, its replicas and its backups keep what they kept:
+        sealed bytes only (see SECURITY.md on what the database administrator holds).
+        """
+        with self._errors():
+            for table in ("records", "slots"):
+                self.conn.execute(f"VACUUM {SCHEMA_NAME}.{table}")
+        return True
+
+    def quick_check(self) -> str | None:
+        """PostgreSQL checks its own pages (checksums, if the cluster has them): nothing here."""
+        return None
+
+    def size_on_disk(self) -> int:
+        """Bytes the four tables take on the server, indexes and TOAST included."""
+        with self._errors():
+            found = self.conn.execute(
+                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND c.relkind = 'r'",
+                (SCHEMA_NAME,),
+            ).fetchone()
+        return int(found[0]) if found and found[0] is not None else 0
+
+
+def _one_line(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
