@@ -80,7 +80,7 @@ def test_accept_with_an_edit_stores_a_memory_and_drop_forgets(
     item = page.locator(f"li.candidate[data-id='{first['id']}']")
     item.locator("textarea[name=text]").fill("The staging database runs on db-2.")
     item.locator("input[name=namespace]").fill("ops")
-    item.locator(".accept-form button").click()
+    item.locator("button.accept").click()
     page.wait_for_selector("#confirm", timeout=TIMEOUT)
     asked = page.inner_text("#confirm")
     assert "runs on db-2" in asked and first["text"] in asked and "ops" in asked
@@ -95,7 +95,7 @@ def test_accept_with_an_edit_stores_a_memory_and_drop_forgets(
     assert page.locator("#candidates li.candidate").count() == 1
 
     # drop: asked, then forgotten, never stored
-    page.locator(f"li.candidate[data-id='{second['id']}'] .drop-form button").click()
+    page.locator(f"li.candidate[data-id='{second['id']}'] button.drop").click()
     page.wait_for_selector("#confirm", timeout=TIMEOUT)
     assert len(waiting(home, env)) == 1
     page.click("#confirm-form button[type=submit]")
@@ -115,7 +115,7 @@ def test_hostile_candidate_text_is_shown_escaped(start_console, page, home, env,
     item.wait_for(timeout=TIMEOUT)
     assert "<img src=x" in item.locator("blockquote").inner_text()
     assert "<script>" in item.locator("textarea").input_value()  # the edit box holds it as text
-    item.locator(".accept-form button").click()
+    item.locator("button.accept").click()
     page.wait_for_selector("#confirm", timeout=TIMEOUT)
     assert "<img src=x" in page.inner_text("#confirm")
     assert page.locator("main img, main script").count() == 0

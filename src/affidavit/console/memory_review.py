@@ -71,8 +71,9 @@ def _about(c: Candidate) -> Markup:
 
 
 def _item(c: Candidate) -> Markup:
-    """One candidate with its two forms: accept (text and namespace editable), drop."""
-    accept = tag(
+    """One candidate and its form: the text and namespace to accept it with, and its two
+    buttons (Drop posts the same form to the drop address, which reads neither field)."""
+    form = tag(
         "form",
         tag("label", "Text to store", tag("textarea", c.text, name="text")),
         tag(
@@ -82,27 +83,26 @@ def _item(c: Candidate) -> Markup:
                 "Namespace",
                 tag("input", type="text", name="namespace", value=DEFAULT_NAMESPACE),
             ),
-            tag("button", "Accept…", type="submit", class_="primary"),
-            class_="row",
+            tag("button", "Accept…", type="submit", class_="primary accept"),
+            tag(
+                "button",
+                "Drop…",
+                type="submit",
+                formaction=f"{BASE}/{c.id}/drop",
+                class_="danger drop",
+            ),
+            class_="row review-actions",
         ),
         method="post",
         action=f"{BASE}/{c.id}/accept",
-        class_="stack accept-form",
-    )
-    drop = tag(
-        "form",
-        tag("button", "Drop…", type="submit", class_="danger"),
-        method="post",
-        action=f"{BASE}/{c.id}/drop",
-        class_="drop-form",
+        class_="stack",
     )
     return tag(
         "li",
         tag("blockquote", c.text, class_="text"),
         _about(c),
         tag("p", tag("span", c.id, class_="mono"), class_="muted small"),
-        accept,
-        drop,
+        form,
         class_="hit candidate",
         data_id=c.id,
     )
