@@ -163,8 +163,8 @@ MEMORIES = [
 
 
 def memory_pages(page: Any, work: Path, out: Path) -> None:
-    """The memory section on an invented vault: search, a corrected memory, the graph, the
-    overview, an import and the locked vault."""
+    """The memory section on an invented vault: search, a corrected memory, the graph, an
+    import, captured candidates to review, the overview and the locked vault."""
     from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault, vault_env
 
     from affidavit.recall import Memory
@@ -222,6 +222,7 @@ def memory_pages(page: Any, work: Path, out: Path) -> None:
         page.click("#import-form button")
         page.wait_for_selector("#import[data-finished]", timeout=300_000)
         page.screenshot(path=str(out / "memory-import.png"), full_page=True)
+        review_page(page, console, env, work, out)
         page.goto(f"{console.origin}/memory/overview")
         page.screenshot(path=str(out / "memory-overview.png"), full_page=True)
     finally:
@@ -240,6 +241,37 @@ def memory_pages(page: Any, work: Path, out: Path) -> None:
         page.wait_for_selector("#search-form")
     finally:
         console.stop()
+
+
+SESSION = [
+    ("user", "No, the workshop key is in the blue box, not the drawer. Thanks!"),
+    ("assistant", "Got it. Let me check the loan book."),
+    ("user", "We decided to close the library on public holidays. Ada owns the ladder rota."),
+]
+
+
+def review_page(
+    page: Any, console: RunningConsole, env: dict[str, str], work: Path, out: Path
+) -> None:
+    """Candidates captured by a real hook run from an invented session, on the Review page."""
+    from tests.intake.conftest import line
+
+    transcript = work / "projects" / "library" / "session.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(
+        "".join(
+            line(role, text, f"2026-12-03T1{i}:05:00Z") for i, (role, text) in enumerate(SESSION)
+        )
+    )
+    event = json.dumps({"session_id": "s-1", "transcript_path": str(transcript)})
+    hook = [sys.executable, "-m", "affidavit", "hook", "run", "claude-code"]
+    subprocess.run(hook, input=event, env=env, text=True, check=True, capture_output=True)
+    page.goto(f"{console.origin}/memory/review")
+    page.wait_for_selector("#candidates li.candidate")
+    first = page.locator("#candidates li.candidate").first
+    first.locator("textarea[name=text]").fill("The workshop key is kept in the blue box.")
+    first.locator("input[name=namespace]").fill("library")
+    page.screenshot(path=str(out / "memory-review.png"), full_page=True)
 
 
 def main() -> None:

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from affidavit.core.errors import InputError, NotFoundError
-from affidavit.intake import CANDIDATE, accept, candidates, capture_transcript, drop
+from affidavit.intake import (
+    CANDIDATE,
+    accept,
+    candidate,
+    candidates,
+    capture_transcript,
+    drop,
+)
 from affidavit.recall import Memory, StoreStatus
 from affidavit.vault import Vault
 from tests.intake.conftest import line
@@ -99,6 +106,18 @@ def test_drop_forgets_a_candidate_and_ids_of_memories_are_not_candidates(
         drop(memory, str(stored["id"]))
     with pytest.raises(NotFoundError, match="no candidate"):
         accept(memory, candidate.id)
+
+
+def test_one_candidate_is_read_by_its_id_and_a_memory_id_is_not_one(
+    memory: Memory, transcript: Callable[..., Path]
+) -> None:
+    capture_transcript(memory, transcript(line("user", "The staging database is db-2.")))
+    (waiting,) = candidates(memory)
+    assert candidate(memory, waiting.id) == waiting
+    stored = memory.store(text="Alice owns billing.", source="test")
+    for wrong in (str(stored["id"]), "nosuchid"):
+        with pytest.raises(NotFoundError, match=f"no candidate memory {wrong}"):
+            candidate(memory, wrong)
 
 
 def test_a_sentence_already_remembered_is_not_captured_again(

@@ -42,6 +42,7 @@ from affidavit.console.memory_panels import (
     lock_card,
     namespaces_card,
 )
+from affidavit.console.memory_review import review_link, review_routes
 from affidavit.console.memory_vault import VaultHolder
 from affidavit.console.widgets import card
 from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
@@ -365,6 +366,8 @@ def section(console: Console) -> Section:
 
     async def overview(request: Request) -> Response:
         def work(memory: Memory) -> Response:
+            from affidavit.intake import candidates
+
             status = memory.vault.status()
             grants = memory.access.grants()
             views = [
@@ -377,6 +380,7 @@ def section(console: Console) -> Section:
             return page(
                 "Memory overview",
                 "overview",
+                review_link(len(candidates(memory))),
                 tag(
                     "div",
                     card(
@@ -437,7 +441,8 @@ def section(console: Console) -> Section:
         slug=SLUG,
         title="Memory",
         summary="Search the vault with why each memory matched; history, relations, charts, "
-        "grants and the audit chain; correct, forget or import from the page.",
+        "grants and the audit chain; correct, forget or import from the page; review what "
+        "capture took.",
         routes=[
             Route("/", index),
             Route("/results", fragment),
@@ -452,5 +457,6 @@ def section(console: Console) -> Section:
             Route("/import", import_start, methods=["POST"]),
             Route("/import/{job}", import_show),
             Route("/import/{job}/state", import_state),
+            *review_routes(page, guarded),
         ],
     )

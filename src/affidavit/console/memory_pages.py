@@ -15,6 +15,7 @@ TABS = (
     ("graph", "Relations"),
     ("overview", "Overview"),
     ("import", "Import"),
+    ("review", "Review"),
 )
 
 

@@ -16,6 +16,7 @@ Public API (every name is loaded on first use)::
     from affidavit.intake import capture_transcript, candidates, accept, drop
     capture_transcript(memory, path) -> CaptureReport   (.line(): the hook's one line)
     candidates(memory) -> [Candidate]     accept(memory, id, text=None, namespace="default")
+    candidate(memory, id) -> Candidate    (NotFoundError unless it is waiting)
     drop(memory, id)                      CANDIDATE, CAPTURE_NAMESPACE
     read_plan(Format, path, max_chars) -> Plan(format, notes: [Note], skipped: [Skip])
     store_plan(memory, plan, namespace="default", progress=None) -> Stored
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         Candidate,
         CaptureReport,
         accept,
+        candidate,
         candidates,
         capture_transcript,
         drop,
@@ -53,6 +55,7 @@ __all__ = [
     "Skip",
     "Stored",
     "accept",
+    "candidate",
     "candidates",
     "capture_transcript",
     "drop",

@@ -145,6 +145,11 @@ def _waiting(memory: Memory, candidate_id: str) -> VaultItem:
     return item
 
 
+def candidate(memory: Memory, candidate_id: str) -> Candidate:
+    """The candidate ``candidate_id`` (NotFoundError if none is waiting under that id)."""
+    return _candidate(_waiting(memory, candidate_id))
+
+
 def accept(
     memory: Memory, candidate_id: str, *, text: str | None = None, namespace: str = "default"
 ) -> StoreOutcome:
