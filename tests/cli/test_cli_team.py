@@ -4,6 +4,7 @@ refusal, migrate; real processes against a real PostgreSQL server."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,13 @@ def test_migrate_command_moves_a_file_vault_and_reports(
     create_test_vault(tmp_path / "vault").close()
     env = vault_env(tmp_path / "vault", tmp_path / "run")
     assert run_cli(["store", "a fact", "--source", "t"], home, env=env).returncode == 0
+    with sqlite3.connect(tmp_path / "vault" / DB_NAME) as db:  # the rows the file holds
+        (records,) = db.execute("SELECT count(*) FROM records").fetchone()
+        (entries,) = db.execute("SELECT count(*) FROM audit").fetchone()
+    assert records >= 1 and entries >= 2  # the fact (and the model's identity), their entries
     moved = run_cli(["migrate", "--to", url], home, env=env)
     assert moved.returncode == 0, moved.stderr
-    assert "moved 1 records and 2 audit entries" in moved.stdout
+    assert f"moved {records} records and {entries} audit entries" in moved.stdout
     assert (tmp_path / "vault" / (DB_NAME + ".before-migrate")).exists()
     found = run_cli(["recent", "--json"], home, env=env)
     assert "a fact" in found.stdout

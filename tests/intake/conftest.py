@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from tests.vault.conftest import cli_vault, make_vault, runtime_dir, vault, vault_dir  # noqa: F401
+from tests.vault.conftest import (  # noqa: F401
+    cli_vault,
+    make_vault,
+    runtime_dir,
+    store,
+    vault,
+    vault_dir,
+)
 
 #: Keyword-only recall: these tests are about what gets stored, not about embeddings.
 LIGHT = {"AFFIDAVIT_EMBEDDER": "off"}
