@@ -9,15 +9,11 @@ namespace ``pack:<name>`` (:mod:`affidavit.recall.installed_packs`).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from affidavit.cli.output import print_json, visible, warn
-
-if TYPE_CHECKING:
-    from affidavit.packs import TrustOptions
+from affidavit.cli.params import parse_pack_args
 
 HELP = """Verify a pack and install it into the vault: its records become searchable next to
 your memories, read-only, in the namespace pack:NAME.
@@ -35,38 +31,6 @@ recall with a warning until it is installed again.
 USAGE = "DIR [TRUST FLAGS] [--name NAME] [--json]"
 
 
-def _parse(args: list[str]) -> tuple[TrustOptions, Path, str | None, bool]:
-    from affidavit.core.errors import UsageError
-    from affidavit.packs import absolute_path, flag_value, parse_bool, parse_trust_args, take_flag
-
-    options, rest = parse_trust_args(args)
-    pack: str | None = None
-    name: str | None = None
-    as_json = False
-    index = 0
-    while index < len(rest):
-        name_flag = flag_value(rest, index, "--name")
-        if name_flag is not None:
-            name, index = name_flag
-            continue
-        json_flag = take_flag(rest, index, "--json")
-        if json_flag is not None:
-            as_json = parse_bool("--json", json_flag[0])
-            index = json_flag[1]
-            continue
-        arg = rest[index]
-        index += 1
-        if arg.startswith("-"):
-            raise UsageError(f"unknown option {arg}", "see `affidavit pack install --help`")
-        if pack is not None:
-            raise UsageError(f"unexpected argument {arg}", "give exactly one pack directory")
-        pack = arg
-    pack_dir = absolute_path("pack directory", pack or "")
-    if pack_dir is None:
-        raise UsageError("no pack directory given", "usage: affidavit pack install DIR [flags]")
-    return options, pack_dir, name, as_json
-
-
 @click.command(
     "install",
     help=HELP,
@@ -80,7 +44,7 @@ def install(ctx: click.Context) -> None:
     from affidavit.cli.opening import open_vault
     from affidavit.recall import installed_packs
 
-    options, pack_dir, name, as_json = _parse(list(ctx.args))
+    options, pack_dir, name, as_json = parse_pack_args(list(ctx.args), "install", "--name", str)
     vault = open_vault()
     try:
         done = installed_packs.install(vault, pack_dir, options, name)

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from affidavit.cli.output import print_json, warn
-
-if TYPE_CHECKING:
-    from affidavit.packs import TrustOptions
+from affidavit.cli.params import parse_pack_args
 
 HELP = """Verify a pack as a host would, and print the report.
 
@@ -44,48 +41,16 @@ Every flag also takes --flag=value; booleans take =true|false; an empty value me
 USAGE = "DIR [TRUST FLAGS] [--at UTC-TIME] [--json]"
 
 
-def _parse(args: list[str]) -> tuple[TrustOptions, Path, datetime | None, bool]:
+def _read_at(value: str) -> datetime:
+    """``--at``'s UTC instant; UsageError when it is not one."""
     from affidavit.core.errors import UsageError
-    from affidavit.packs import (
-        PackFormatError,
-        absolute_path,
-        flag_value,
-        parse_bool,
-        parse_trust_args,
-        take_flag,
-    )
+    from affidavit.packs import PackFormatError
     from affidavit.packs import format as fmt
 
-    options, rest = parse_trust_args(args)
-    pack: str | None = None
-    at: datetime | None = None
-    as_json = False
-    index = 0
-    while index < len(rest):
-        at_flag = flag_value(rest, index, "--at")
-        if at_flag is not None:
-            try:
-                at = fmt.parse_utc(at_flag[0])
-            except PackFormatError as exc:
-                raise UsageError(f"--at {exc.message}") from exc
-            index = at_flag[1]
-            continue
-        json_flag = take_flag(rest, index, "--json")
-        if json_flag is not None:
-            as_json = parse_bool("--json", json_flag[0])
-            index = json_flag[1]
-            continue
-        arg = rest[index]
-        index += 1
-        if arg.startswith("-"):
-            raise UsageError(f"unknown option {arg}", "see `affidavit pack verify --help`")
-        if pack is not None:
-            raise UsageError(f"unexpected argument {arg}", "give exactly one pack directory")
-        pack = arg
-    pack_dir = absolute_path("pack directory", pack or "")
-    if pack_dir is None:
-        raise UsageError("no pack directory given", "usage: affidavit pack verify DIR [flags]")
-    return options, pack_dir, at, as_json
+    try:
+        return fmt.parse_utc(value)
+    except PackFormatError as exc:
+        raise UsageError(f"--at {exc.message}") from exc
 
 
 def _human(report: dict[str, Any]) -> str:
@@ -131,7 +96,7 @@ def verify(ctx: click.Context) -> None:
     """Verify the pack named on the command line; print the report; PackRefused when refused."""
     from affidavit.packs import PackRefused, refusal_dict, verify_pack
 
-    options, pack_dir, at, as_json = _parse(list(ctx.args))
+    options, pack_dir, at, as_json = parse_pack_args(list(ctx.args), "verify", "--at", _read_at)
     try:
         verified = verify_pack(pack_dir, options, at=at)
     except PackRefused as exc:

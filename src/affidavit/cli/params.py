@@ -5,9 +5,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from affidavit.packs import TrustOptions
+
+T = TypeVar("T")
 
 PATH = click.Path(path_type=Path)
 """A file or directory argument, handed to the command as a ``pathlib.Path``."""
@@ -113,3 +118,45 @@ def check_token_file(http: Any, token_file: Path | None) -> None:
         )
     if http is None and token_file is not None:
         raise UsageError("--token-file needs --http HOST:PORT", "add --http 127.0.0.1:8765")
+
+
+def parse_pack_args(
+    args: list[str], command: str, flag: str, read: Callable[[str], T]
+) -> tuple[TrustOptions, Path, T | None, bool]:
+    """``(trust options, pack directory, value of flag, --json)`` from the raw command line of
+    ``pack verify`` or ``pack install``: the trust flags as the evidence plane reads them,
+    one absolute pack directory, ``--json`` and one command-specific ``flag`` whose value
+    ``read`` turns into the command's type (raising UsageError when it cannot).
+
+    Both commands take the same raw line so that a host's trust flags mean the same on each;
+    one reader keeps them from drifting apart.
+    """
+    from affidavit.core.errors import UsageError
+    from affidavit.packs import absolute_path, flag_value, parse_bool, parse_trust_args, take_flag
+
+    options, rest = parse_trust_args(args)
+    pack: str | None = None
+    value: T | None = None
+    as_json = False
+    index = 0
+    while index < len(rest):
+        taken = flag_value(rest, index, flag)
+        if taken is not None:
+            value, index = read(taken[0]), taken[1]
+            continue
+        json_flag = take_flag(rest, index, "--json")
+        if json_flag is not None:
+            as_json = parse_bool("--json", json_flag[0])
+            index = json_flag[1]
+            continue
+        arg = rest[index]
+        index += 1
+        if arg.startswith("-"):
+            raise UsageError(f"unknown option {arg}", f"see `affidavit pack {command} --help`")
+        if pack is not None:
+            raise UsageError(f"unexpected argument {arg}", "give exactly one pack directory")
+        pack = arg
+    pack_dir = absolute_path("pack directory", pack or "")
+    if pack_dir is None:
+        raise UsageError("no pack directory given", f"usage: affidavit pack {command} DIR [flags]")
+    return options, pack_dir, value, as_json
