@@ -36,11 +36,8 @@ def migrate(target: str, as_json: bool) -> None:
 
     if stores.is_url(target):
         stores.check_url(target)  # a password is refused before anything is opened
-    vault = open_vault()
-    try:
+    with open_vault() as vault:
         done = moving.migrate(vault, target)
-    finally:
-        vault.close()
     if as_json:
         print_json(asdict(done))
         return

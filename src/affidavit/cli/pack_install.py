@@ -45,11 +45,8 @@ def install(ctx: click.Context) -> None:
     from affidavit.recall import installed_packs
 
     options, pack_dir, name, as_json = parse_pack_args(list(ctx.args), "install", "--name", str)
-    vault = open_vault()
-    try:
+    with open_vault() as vault:
         done = installed_packs.install(vault, pack_dir, options, name)
-    finally:
-        vault.close()
     if as_json:
         print_json(done.as_dict())
         return
@@ -74,11 +71,8 @@ def uninstall(name: str, as_json: bool) -> None:
     from affidavit.cli.opening import open_vault
     from affidavit.recall import installed_packs
 
-    vault = open_vault()
-    try:
+    with open_vault() as vault:
         gone = installed_packs.uninstall(vault, name)
-    finally:
-        vault.close()
     if as_json:
         print_json(gone.as_dict())
     else:
