@@ -44,7 +44,7 @@ from affidavit.console.memory_panels import (
 )
 from affidavit.console.memory_review import review_link, review_routes
 from affidavit.console.memory_vault import VaultHolder
-from affidavit.console.widgets import card
+from affidavit.console.widgets import card, confirm_form
 from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
 
 if TYPE_CHECKING:
@@ -246,30 +246,15 @@ def section(console: Console) -> Section:
 
     def confirmation(view: MemoryView, action: str, fields: dict[str, str]) -> Response:
         label, consequence = ACTIONS[action]
-        hidden = [
-            tag("input", type="hidden", name=name, value=value) for name, value in fields.items()
-        ]
         proposed = (
             tag("blockquote", fields["text"], class_="proposed") if action == "correct" else None
         )
-        form = tag(
-            "form",
-            hidden,
-            tag("input", type="hidden", name="confirm", value="yes"),
-            tag(
-                "div",
-                tag(
-                    "button",
-                    f"Yes, {label.lower()} it",
-                    type="submit",
-                    class_="primary danger" if action != "correct" else "primary",
-                ),
-                tag("a", "Cancel", href=f"/{SLUG}/m/{view['id']}"),
-                class_="row",
-            ),
-            method="post",
-            action=f"/{SLUG}/m/{view['id']}/{action}",
-            id="confirm-form",
+        form = confirm_form(
+            f"/{SLUG}/m/{view['id']}/{action}",
+            label,
+            f"/{SLUG}/m/{view['id']}",
+            fields,
+            danger=action != "correct",
         )
         return page(
             f"{label}?",

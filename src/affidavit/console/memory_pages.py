@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from affidavit.console.html import Child, Markup, join, tag
-from affidavit.console.widgets import card, field, select, table
+from affidavit.console.widgets import card, field, post_form, select, table
 
 SLUG = "memory"
 TABS = (
@@ -280,8 +280,9 @@ def unlock_card(status: Mapping[str, Any] | None, error: Markup | None = None) -
             ],
             class_="facts",
         )
-    form = tag(
-        "form",
+    form = post_form(
+        f"/{SLUG}/unlock",
+        "Unlock",
         tag(
             "label",
             "Passphrase",
@@ -293,10 +294,6 @@ def unlock_card(status: Mapping[str, Any] | None, error: Markup | None = None) -
                 required=True,
             ),
         ),
-        tag("button", "Unlock", type="submit", class_="primary"),
-        method="post",
-        action=f"/{SLUG}/unlock",
-        class_="stack",
         id="unlock-form",
     )
     return card(

@@ -10,7 +10,7 @@ from affidavit.console.context import notice
 from affidavit.console.html import Child, Markup, tag
 from affidavit.console.memory_jobs import JobState
 from affidavit.console.memory_pages import SLUG
-from affidavit.console.widgets import card, table
+from affidavit.console.widgets import button_form, card, post_form, table
 
 if TYPE_CHECKING:
     from affidavit.recall import MemoryView
@@ -25,8 +25,9 @@ def actions_card(view: MemoryView) -> Markup:
             "p", "A superseded memory is corrected through its newer version.", class_="muted small"
         )
     else:
-        correction = tag(
-            "form",
+        correction = post_form(
+            f"{base}/correct",
+            "Correct…",
             tag("label", "Corrected text", tag("textarea", view["text"], name="text")),
             tag(
                 "label",
@@ -38,28 +39,12 @@ def actions_card(view: MemoryView) -> Markup:
                     placeholder=f"correction of {view['id']} in the console",
                 ),
             ),
-            tag("button", "Correct…", type="submit", class_="primary"),
-            method="post",
-            action=f"{base}/correct",
-            class_="stack",
             id="correct-form",
         )
     buttons = tag(
         "div",
-        tag(
-            "form",
-            tag("button", "Forget…", type="submit"),
-            method="post",
-            action=f"{base}/forget",
-            id="forget-form",
-        ),
-        tag(
-            "form",
-            tag("button", "Shred…", type="submit", class_="danger"),
-            method="post",
-            action=f"{base}/shred",
-            id="shred-form",
-        ),
+        button_form(f"{base}/forget", "Forget…", "forget-form"),
+        button_form(f"{base}/shred", "Shred…", "shred-form", danger=True),
         class_="row",
     )
     return card(
@@ -146,13 +131,7 @@ def lock_card() -> Markup:
             "Other processes' unlock session is left as it is (`affidavit lock` ends it).",
             class_="muted small",
         ),
-        tag(
-            "form",
-            tag("button", "Lock the console", type="submit"),
-            method="post",
-            action=f"/{SLUG}/lock",
-            id="lock-form",
-        ),
+        button_form(f"/{SLUG}/lock", "Lock the console", "lock-form"),
     )
 
 

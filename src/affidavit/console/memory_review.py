@@ -21,7 +21,7 @@ from affidavit.console.context import notice
 from affidavit.console.forms import read_form, text
 from affidavit.console.html import Child, Markup, tag
 from affidavit.console.memory_pages import SLUG, memory_link
-from affidavit.console.widgets import card
+from affidavit.console.widgets import card, confirm_form
 from affidavit.core.errors import AffidavitError, UsageError
 
 if TYPE_CHECKING:
@@ -133,11 +133,6 @@ def _confirmation(c: Candidate, action: str, fields: dict[str, str]) -> Markup:
     """What the second POST will do, with the fields it will send again."""
     label, consequence = ACTIONS[action]
     edited = action == "accept" and fields["text"] != c.text
-    hidden = [
-        tag("input", type="hidden", name=k, value=v)
-        for k, v in fields.items()
-        if action == "accept"
-    ]
     return card(
         tag("h2", f"{label} this candidate?"),
         tag("blockquote", c.text),
@@ -146,24 +141,12 @@ def _confirmation(c: Candidate, action: str, fields: dict[str, str]) -> Markup:
         tag("blockquote", fields["text"], class_="proposed") if edited else None,
         tag("p", "Into namespace ", tag("b", fields["namespace"])) if action == "accept" else None,
         notice("warn", consequence),
-        tag(
-            "form",
-            hidden,
-            tag("input", type="hidden", name="confirm", value="yes"),
-            tag(
-                "div",
-                tag(
-                    "button",
-                    f"Yes, {label.lower()} it",
-                    type="submit",
-                    class_="primary" if action == "accept" else "primary danger",
-                ),
-                tag("a", "Cancel", href=BASE),
-                class_="row",
-            ),
-            method="post",
-            action=f"{BASE}/{c.id}/{action}",
-            id="confirm-form",
+        confirm_form(
+            f"{BASE}/{c.id}/{action}",
+            label,
+            BASE,
+            fields if action == "accept" else {},
+            danger=action != "accept",
         ),
         id="confirm",
     )

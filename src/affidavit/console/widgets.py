@@ -49,6 +49,47 @@ def post_form(
     )
 
 
+def button_form(action: str, button: str, form_id: str, *, danger: bool = False) -> Markup:
+    """A lone button that POSTs nothing but itself to ``action`` (red when ``danger``)."""
+    return tag(
+        "form",
+        tag("button", button, type="submit", class_="danger" if danger else None),
+        method="post",
+        action=action,
+        id=form_id,
+    )
+
+
+def confirm_form(
+    action: str, label: str, cancel: str, fields: dict[str, str], *, danger: bool
+) -> Markup:
+    """The second step of a destructive action: POSTs ``fields`` again to ``action`` with
+    ``confirm=yes``; "Yes, <label> it" (red when ``danger``) or a Cancel link to ``cancel``.
+
+    Every confirm page of the console posts the same shape, so the routes check one field.
+    """
+    hidden = [tag("input", type="hidden", name=name, value=value) for name, value in fields.items()]
+    return tag(
+        "form",
+        hidden,
+        tag("input", type="hidden", name="confirm", value="yes"),
+        tag(
+            "div",
+            tag(
+                "button",
+                f"Yes, {label.lower()} it",
+                type="submit",
+                class_="primary danger" if danger else "primary",
+            ),
+            tag("a", "Cancel", href=cancel),
+            class_="row",
+        ),
+        method="post",
+        action=action,
+        id="confirm-form",
+    )
+
+
 def table(columns: Sequence[str], rows: Sequence[Sequence[Child]], **attrs: object) -> Markup:
     """A table with a header row of ``columns``."""
     head = tag("thead", tag("tr", [tag("th", column) for column in columns]))
