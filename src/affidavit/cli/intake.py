@@ -191,18 +191,10 @@ def _bar(total: int) -> Iterator[Callable[[str, int, int], None] | None]:
     if total < PROGRESS_FROM:
         yield None
         return
-    from rich.progress import Progress
-
     from affidavit.cli.output import stderr
+    from affidavit.recall import bench
 
-    with Progress(console=stderr, transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def report(phase: str, done: int, of: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=of)
-            bar.update(tasks[phase], completed=done, total=of)
-
+    with bench.progress_bars(stderr) as report:
         yield report
 
 

@@ -306,7 +306,8 @@ def _answer(
 
 @contextlib.contextmanager
 def progress_bars(console: Any) -> Iterator[Progress]:
-    """Rich progress bars on ``console``, one per phase as it starts (for :func:`run`)."""
+    """Rich progress bars on ``console``, one per phase as it starts (for :func:`run`, and for
+    ``affidavit import``'s store, which reports its phases the same way)."""
     from rich.progress import Progress as Bars
 
     with Bars(console=console, transient=True) as bars:
