@@ -32,7 +32,7 @@ from affidavit.core.errors import (
     UnsupportedError,
 )
 from affidavit.vault import header as hdr
-from affidavit.vault.rows import HeaderRow, Row, checked_row
+from affidavit.vault.rows import HeaderRow, Row, checked_header, checked_row, checked_slots
 
 SCHEMA_NAME = "affidavit"
 CHANNEL = "affidavit_vault"
@@ -236,17 +236,7 @@ class PgStore:
                 f"to format {hdr.FORMAT_VERSION}",
                 "upgrade affidavit",
             )
-        if (
-            row is None
-            or row[0] != hdr.MAGIC
-            or row[1] != hdr.FORMAT_VERSION
-            or not isinstance(row[2], bytes)
-            or not isinstance(row[3], bytes)
-        ):
-            raise IntegrityError(
-                f"the header row of the team vault {self.where} is damaged", "restore a backup"
-            )
-        return HeaderRow(vault_id=row[2], anchor=row[3])
+        return checked_header(row, f"the team vault {self.where}")
 
     def set_anchor(self, anchor: bytes) -> None:
         """Replace the sealed anchor (inside the write transaction that moved the log)."""
@@ -255,9 +245,7 @@ class PgStore:
     def slots(self) -> list[tuple[int, bytes]]:
         """Every key slot as ``(number, stored body)``."""
         found = self.conn.execute("SELECT slot, body FROM affidavit.slots ORDER BY slot").fetchall()
-        if not all(isinstance(n, int) and isinstance(b, bytes) for n, b in found):
-            raise IntegrityError(f"the key slots of {self.where} are damaged", "restore a backup")
-        return [(n, b) for n, b in found]
+        return checked_slots(found, self.where)
 
     def replace_slots(self, bodies: Sequence[bytes]) -> None:
         """Swap the whole slot table (inside a write transaction)."""

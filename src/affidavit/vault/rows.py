@@ -284,11 +284,7 @@ class RowFile:
         row = self.conn.execute(
             "SELECT magic, format, vault_id, anchor FROM header WHERE id = 1"
         ).fetchone()
-        if row is None or row[0] != hdr.MAGIC or row[1] != hdr.FORMAT_VERSION:
-            raise IntegrityError(f"the header row of {self.path} is damaged", "restore a backup")
-        if not isinstance(row[2], bytes) or not isinstance(row[3], bytes):
-            raise IntegrityError(f"the header row of {self.path} is damaged", "restore a backup")
-        return HeaderRow(vault_id=row[2], anchor=row[3])
+        return checked_header(row, str(self.path))
 
     def set_anchor(self, anchor: bytes) -> None:
         """Replace the sealed anchor (inside the write transaction that moved the log)."""
@@ -297,9 +293,7 @@ class RowFile:
     def slots(self) -> list[tuple[int, bytes]]:
         """Every key slot as ``(number, stored body)``."""
         found = self.conn.execute("SELECT slot, body FROM slots ORDER BY slot").fetchall()
-        if not all(isinstance(n, int) and isinstance(b, bytes) for n, b in found):
-            raise IntegrityError(f"the key slots of {self.path} are damaged", "restore a backup")
-        return found
+        return checked_slots(found, self.where)
 
     def replace_slots(self, bodies: Sequence[bytes]) -> None:
         """Swap the whole slot table (inside a write transaction)."""
@@ -388,3 +382,27 @@ def checked_row(r: Sequence[object]) -> Row:
     ):
         raise IntegrityError("a record row of the vault is damaged", "restore a backup")
     return Row(rid, seq, int(state), wkey, blob)
+
+
+def checked_header(row: Sequence[object] | None, name: str) -> HeaderRow:
+    """A fetched ``(magic, format, vault_id, anchor)`` header row, checked on either engine:
+    missing, foreign, of another format or with odd cells, it is damage to ``name``."""
+    if (
+        row is None
+        or row[0] != hdr.MAGIC
+        or row[1] != hdr.FORMAT_VERSION
+        or not isinstance(row[2], bytes)
+        or not isinstance(row[3], bytes)
+    ):
+        raise IntegrityError(f"the header row of {name} is damaged", "restore a backup")
+    return HeaderRow(vault_id=row[2], anchor=row[3])
+
+
+def checked_slots(found: Sequence[Sequence[object]], name: str) -> list[tuple[int, bytes]]:
+    """Fetched ``(slot, body)`` rows, their types checked on either engine (damage to ``name``)."""
+    slots: list[tuple[int, bytes]] = []
+    for number, body in found:
+        if not isinstance(number, int) or not isinstance(body, bytes):
+            raise IntegrityError(f"the key slots of {name} are damaged", "restore a backup")
+        slots.append((number, body))
+    return slots
