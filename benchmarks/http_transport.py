@@ -32,7 +32,6 @@ import random
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -40,7 +39,7 @@ from typing import Any
 
 import httpx2
 
-from mcp_server import PEOPLE, THINGS, Server, _fill, _ms, _unlock  # benchmarks/ is on sys.path
+from mcp_server import PEOPLE, THINGS, Server, _ms, bench_vault  # benchmarks/ is on sys.path
 
 HEADERS = {
     "content-type": "application/json",
@@ -133,28 +132,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with contextlib.ExitStack() as stack:
-        if args.workdir is None:
-            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="affidavit-bench-"))
-        else:
-            tmp = str(args.workdir.resolve() / f"n{args.memories}")
-            Path(tmp).mkdir(parents=True, exist_ok=True)
-        run = Path(tmp) / "run"
-        run.mkdir(mode=0o700, exist_ok=True)
-        os.environ["AFFIDAVIT_RUNTIME_DIR"] = str(run)
-        vault_dir = Path(tmp) / "vault"
-        if not vault_dir.exists():
-            _fill(vault_dir, args.memories)
-        else:
-            _unlock(vault_dir)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AFFIDAVIT_")}
-        env.update(
-            {
-                "AFFIDAVIT_VAULT": str(vault_dir),
-                "AFFIDAVIT_RUNTIME_DIR": str(run),
-                "HOME": tmp,
-                "AFFIDAVIT_HOME": str(Path(tmp) / "home"),
-            }
-        )
+        env = stack.enter_context(bench_vault(args.memories, args.workdir))
         issued = subprocess.run(
             [sys.executable, "-m", "affidavit", "grant", "token", "bench"],
             env=env,

@@ -29,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,26 +126,23 @@ def _unlock(vault_dir: Path) -> None:
         vault.start_session()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memories", type=int, default=10_000)
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--stores", type=int, default=50)
-    parser.add_argument("--workdir", type=Path, help="keep the filled vault here; reuse it")
-    args = parser.parse_args()
-
+@contextlib.contextmanager
+def bench_vault(memories: int, workdir: Path | None) -> Iterator[dict[str, str]]:
+    """A vault of ``memories`` synthetic memories, unlocked, and the environment a server
+    process needs to use it; filled once and reused from ``workdir`` when one is given, in a
+    temporary folder (removed on exit) when not. Shared by the stdio and HTTP benchmarks."""
     with contextlib.ExitStack() as stack:
-        if args.workdir is None:
+        if workdir is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="affidavit-bench-"))
         else:
-            tmp = str(args.workdir.resolve() / f"n{args.memories}")
+            tmp = str(workdir.resolve() / f"n{memories}")
             Path(tmp).mkdir(parents=True, exist_ok=True)
         run = Path(tmp) / "run"
         run.mkdir(mode=0o700, exist_ok=True)
         os.environ["AFFIDAVIT_RUNTIME_DIR"] = str(run)
         vault_dir = Path(tmp) / "vault"
         if not vault_dir.exists():
-            _fill(vault_dir, args.memories)
+            _fill(vault_dir, memories)
         else:
             _unlock(vault_dir)
         env = {k: v for k, v in os.environ.items() if not k.startswith("AFFIDAVIT_")}
@@ -156,7 +154,18 @@ def main() -> None:
                 "AFFIDAVIT_HOME": str(Path(tmp) / "home"),
             }
         )
+        yield env
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--stores", type=int, default=50)
+    parser.add_argument("--workdir", type=Path, help="keep the filled vault here; reuse it")
+    args = parser.parse_args()
+
+    with bench_vault(args.memories, args.workdir) as env:
         starts = []
         for _ in range(5):
             probe = Server(env)
