@@ -55,6 +55,8 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from _procs import children, service_pid  # benchmarks/ is on sys.path
+
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "out"
 PEERS = {"compartment": "compartment==4.13.0", "verimcp": "verimcp==0.3.0"}
@@ -247,29 +249,6 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for process {pid}")
-
-
-def model_service_pid(home: Path) -> int | None:
-    """The pid of the per-user model service affidavit's servers use, if one runs."""
-    for lock in (home / "private").glob("affidavit-*/embed.lock"):
-        text = lock.read_text().strip()
-        if text.isdigit() and Path(f"/proc/{text}").exists():
-            return int(text)
-    return None
-
-
-def children() -> set[int]:
-    """The pids of this process's children (Linux ``/proc``)."""
-    mine = str(os.getpid())
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == mine:
-            found.add(int(stat.parent.name))
-    return found
 
 
 async def timed(samples: Samples, step: Awaitable[Any]) -> Any:
@@ -503,7 +482,7 @@ async def steady_rows(
         for index, pid in enumerate(pids):
             if pid:
                 (rss.ours if index == 0 else rss.theirs).values.append(rss_mib(pid))
-        service = model_service_pid(tools[0].home)
+        service = service_pid(tools[0].home / "private")
         if service is not None and rss.ours.values:  # counted in: it holds our model
             alone = rss.ours.values[0]
             rss.ours.values[0] += rss_mib(service)

@@ -35,6 +35,8 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
+from _procs import children, service_pid  # benchmarks/ is on sys.path
+
 PASSPHRASE = "model sharing benchmark passphrase, not a secret"  # noqa: S105 - throwaway vault
 GUARD_S = 300.0
 WORDS = ["deploy", "key", "cluster", "review", "budget", "release", "schema", "backup", "alert"]
@@ -51,27 +53,6 @@ def memory(pid: int) -> tuple[float, float]:
         if line.startswith("Pss:"):
             pss = int(line.split()[1]) / 1024
     return rss, pss
-
-
-def children() -> set[int]:
-    mine = str(os.getpid())
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == mine:
-            found.add(int(stat.parent.name))
-    return found
-
-
-def service_pid(runtime: Path) -> int | None:
-    for lock in runtime.glob("affidavit-*/embed.lock"):
-        text = lock.read_text().strip()
-        if text.isdigit() and Path(f"/proc/{text}").exists():
-            return int(text)
-    return None
 
 
 def stop_service(runtime: Path) -> None:
