@@ -29,10 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
 from _rpc import LineClient  # benchmarks/ is on sys.path
+from _table import print_table
 from affidavit.packs.build import build_pack
 from mcp_server import synthetic
 from packs import _write_inputs
@@ -150,12 +148,11 @@ def main() -> None:
         for stop, target in (("initialize", ""), ("tools/list", "<= 500 ms")):
             wall, cpu = _medians(lambda s=stop: _serve(env, s), args.runs)
             rows.append((f"affidavit serve to {stop} ({memories})", _ms(wall, cpu), target))
-    table = Table(title=f"affidavit cold starts (median of {args.runs} processes)")
-    for column in ("command", "wall (cpu)", "target"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    Console().print(table)
+    print_table(
+        f"affidavit cold starts (median of {args.runs} processes)",
+        ("command", "wall (cpu)", "target"),
+        rows,
+    )
 
 
 if __name__ == "__main__":

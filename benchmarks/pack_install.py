@@ -29,9 +29,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
+from _table import print_table  # benchmarks/ is on sys.path
 from affidavit.packs import TrustOptions, build_pack, sign_pack
 from affidavit.recall import Memory, installed_packs
 from affidavit.vault import Vault
@@ -164,12 +162,11 @@ def main() -> None:
                 "p50 <= 15 ms",
             )
         )
-    table = Table(title=f"affidavit pack install (load {os.getloadavg()[0]:.2f})")
-    for column in ("measure", "result", "target"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    Console().print(table)
+    print_table(
+        f"affidavit pack install (load {os.getloadavg()[0]:.2f})",
+        ("measure", "result", "target"),
+        rows,
+    )
 
 
 if __name__ == "__main__":

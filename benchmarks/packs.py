@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
+from _table import print_table  # benchmarks/ is on sys.path
 from affidavit.packs.build import build_pack
 from affidavit.packs.search import PackIndex
 from affidavit.packs.verify import verify_pack
@@ -186,12 +186,12 @@ def main() -> None:
             )
         )
 
-    table = Table(title=f"affidavit packs: {args.records:,} records ('{COMMON}' in {matched:,})")
-    for column in ("measure", "result", "target"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    print_table(
+        f"affidavit packs: {args.records:,} records ('{COMMON}' in {matched:,})",
+        ("measure", "result", "target"),
+        rows,
+        console,
+    )
 
 
 if __name__ == "__main__":
