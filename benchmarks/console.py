@@ -33,7 +33,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from _rpc import LineClient  # benchmarks/ is on sys.path
 
@@ -47,6 +50,9 @@ from tests.console.browser import (  # noqa: E402 - the repo root must be import
 )
 from tests.proxy._verifier_fixtures import LYING_BACKEND, init_repo  # noqa: E402
 from tests.support import cli_env  # noqa: E402
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -81,10 +87,25 @@ def start_to_first_page(home: Path, runs: int) -> list[float]:
     return samples
 
 
-def verdict_visible(home: Path, work: Path, calls: int) -> tuple[list[float], dict[str, int]]:
-    """Seconds from a proxied call's reply to its row in the open proxy page."""
+@contextmanager
+def _console_page(console: RunningConsole, section: str, ready: str) -> Iterator[Page]:
+    """A browser page signed in to ``console`` (its start address carries the login) and
+    open at ``section`` once ``ready`` is in it; the browser closes after a run that ends."""
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page()
+        page.goto(console.url)
+        page.wait_for_url(console.origin + "/")
+        page.goto(console.origin + section)
+        page.wait_for_selector(ready)
+        yield page
+        browser.close()
+
+
+def verdict_visible(home: Path, work: Path, calls: int) -> tuple[list[float], dict[str, int]]:
+    """Seconds from a proxied call's reply to its row in the open proxy page."""
     repo = init_repo(work / "repo")
     plan = work / "plan.json"
     plan.write_text(json.dumps({"git_commit": "fabricated"}))
@@ -98,13 +119,7 @@ def verdict_visible(home: Path, work: Path, calls: int) -> tuple[list[float], di
     verdicts: dict[str, int] = {}
     try:
         proxy.initialize()
-        with sync_playwright() as playwright:
-            browser = launch_chromium(playwright)
-            page = browser.new_page()
-            page.goto(console.url)
-            page.wait_for_url(console.origin + "/")
-            page.goto(console.origin + "/proxy/")
-            page.wait_for_selector("#calls-table")
+        with _console_page(console, "/proxy/", "#calls-table") as page:
             for index in range(calls):
                 if index % 2:
                     name, arguments = "git_commit", {"message": f"commit {index}"}
@@ -120,7 +135,6 @@ def verdict_visible(home: Path, work: Path, calls: int) -> tuple[list[float], di
                 samples.append(time.perf_counter() - returned)
                 verdict = str(row.get_attribute("data-verdict"))
                 verdicts[verdict] = verdicts.get(verdict, 0) + 1
-            browser.close()
     finally:
         proxy.close()
         console.stop()
@@ -156,7 +170,6 @@ def search_round_trip(
 ) -> tuple[list[float], list[float], list[float]]:
     """Seconds from submitting the search form to the results in the page: (warm-up, timed,
     and of the timed ones the part recall's search took in the console)."""
-    from playwright.sync_api import sync_playwright
     from tests.vault.conftest import create_test_vault, vault_env
 
     from affidavit.recall import Memory
@@ -179,20 +192,13 @@ def search_round_trip(
     warm: list[float] = []
     inside: list[float] = []  # recall's own search, as the console reports it
     try:
-        with sync_playwright() as playwright:
-            browser = launch_chromium(playwright)
-            page = browser.new_page()
-            page.goto(console.url)
-            page.wait_for_url(console.origin + "/")
-            page.goto(console.origin + "/memory/")
-            page.wait_for_selector("#search-form")
+        with _console_page(console, "/memory/", "#search-form") as page:
             for index, question in enumerate(questions):
                 took = page.evaluate(_SEARCH_IN_PAGE, question)
                 assert took["hits"] > 0, f"no results for {question!r}"
                 (warm if index < 3 else timed).append(took["ms"] / 1000)
                 if index >= 3:
                     inside.append(took["recall"] / 1000)
-            browser.close()
     finally:
         console.stop()
     return warm, timed, inside
