@@ -32,7 +32,6 @@ import json
 import os
 import secrets
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +48,7 @@ from affidavit.crypto.keyslots import KdfParams  # noqa: E402
 from affidavit.recall import Memory  # noqa: E402
 from affidavit.vault import NewItem, Vault  # noqa: E402
 from affidavit.vault import migrate as moving  # noqa: E402
+from vault import ready_child  # noqa: E402 - benchmarks/ is on sys.path
 
 PASSPHRASE = "benchmark passphrase"  # noqa: S105 - a throwaway benchmark vault
 TOPICS = ["staging cluster", "release train", "billing export", "on-call rota", "vpn gateway"]
@@ -124,19 +124,6 @@ for line in sys.stdin:
 """
 
 
-def _follower(path: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _FOLLOWER, str(path)],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    return proc
-
-
 def measure(store: str, path: Path, stores: int, searches: int, size: int) -> list[Row]:
     """Every measurement on the vault at ``path`` (a file vault or a team vault's pointer)."""
     team = store == "postgresql"
@@ -158,7 +145,7 @@ def measure(store: str, path: Path, stores: int, searches: int, size: int) -> li
             query = f"who owns the {TOPICS[i % 5]} {i % 97}"
             _timed(found, lambda query=query: memory.search(query))
         rows += _p50_p95(store, f"search @ {size:,}", found, 15 if team else None)
-        follower = _follower(path)
+        follower = ready_child(_FOLLOWER, path)
         assert follower.stdin is not None and follower.stdout is not None
         try:
             for mode, metric, target in (

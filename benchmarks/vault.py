@@ -172,19 +172,27 @@ for line in sys.stdin:
 """
 
 
-def measure_visibility(b: Bench) -> list[Row]:
-    """A write by this process, visible to another process's next read."""
-    path = b.vault(min(b.sizes))
+def ready_child(script: str, path: Path) -> subprocess.Popen[str]:
+    """``python -c script path`` with this checkout's affidavit, text pipes both ways, once it
+    has said ``ready`` (it opened the vault at ``path``): the other client of a
+    cross-process measure (also benchmarks/team_vault.py's)."""
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    reader = subprocess.Popen(
-        [sys.executable, "-c", _READER, str(path)],
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(path)],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def measure_visibility(b: Bench) -> list[Row]:
+    """A write by this process, visible to another process's next read."""
+    path = b.vault(min(b.sizes))
+    reader = ready_child(_READER, path)
     assert reader.stdin is not None and reader.stdout is not None
-    assert reader.stdout.readline().strip() == "ready"
     v = Vault.open(path)
     times = []
     try:
