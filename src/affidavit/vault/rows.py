@@ -309,11 +309,18 @@ class RowFile:
         return [checked_row(r) for r in cur]
 
     def all_rows(self) -> list[Row]:
-        """Every record row, oldest first (a table scan, then one sort in RAM)."""
+        """Every record row, oldest first (a table scan, then one sort in RAM).
+
+        The scan's pages are then handed back (``PRAGMA shrink_memory``): the caller keeps
+        the rows decrypted in RAM, and the table is next read by seq a few rows at a time,
+        so the page cache it filled (up to :data:`CACHE_KIB`: ~8 MiB in every server at
+        2,000 memories) would only hold copies.
+        """
         rows = [
             checked_row(r)
             for r in self.conn.execute("SELECT rid, seq, state, wkey, blob FROM records")
         ]
+        self.conn.execute("PRAGMA shrink_memory")
         rows.sort(key=lambda r: r.seq)
         return rows
 
