@@ -77,6 +77,23 @@ def run_cli(
     )
 
 
+def run_demo_section(section: str, workdir: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """One section of ``affidavit demo`` (``affidavit.cli.demo_<section>.run``) run for real in
+    a child process on ``workdir``, its output wide enough that no check reads a wrapped line."""
+    script = (
+        f"import sys, pathlib; from affidavit.cli.demo_{section} import run; "
+        "run(pathlib.Path(sys.argv[1]))"
+    )
+    return subprocess.run(
+        [PYTHON, "-c", script, str(workdir)],
+        env={**cli_env(home), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def stdio_server(
     args: Sequence[str], home: Path, *, env: Mapping[str, str] | None = None
 ) -> StdioServerParameters:

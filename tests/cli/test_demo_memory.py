@@ -3,14 +3,9 @@ MCP on one vault. README's first command runs it, so it must not break unseen.""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tests.support import PYTHON, cli_env
-
-SCRIPT = (
-    "import sys, pathlib; from affidavit.cli.demo_memory import run; run(pathlib.Path(sys.argv[1]))"
-)
+from tests.support import run_demo_section
 
 
 def test_demo_two_agents_share_a_vault_and_a_panic_lock_stops_both(
@@ -18,14 +13,7 @@ def test_demo_two_agents_share_a_vault_and_a_panic_lock_stops_both(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    done = subprocess.run(
-        [PYTHON, "-c", SCRIPT, str(work)],
-        env={**cli_env(home), "COLUMNS": "200"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_demo_section("memory", work, home)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "13 tools each" in out

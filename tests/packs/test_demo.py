@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tests.support import PYTHON, cli_env
-
-SCRIPT = (
-    "import sys, pathlib; from affidavit.cli.demo_packs import run; run(pathlib.Path(sys.argv[1]))"
-)
+from tests.support import run_demo_section
 
 
 def test_demo_builds_signs_verifies_serves_and_refuses_tampering(
@@ -17,14 +12,7 @@ def test_demo_builds_signs_verifies_serves_and_refuses_tampering(
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    done = subprocess.run(
-        [PYTHON, "-c", SCRIPT, str(work)],
-        env={**cli_env(home), "COLUMNS": "200"},
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    done = run_demo_section("packs", work, home)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "built a pack of 10 records" in out
