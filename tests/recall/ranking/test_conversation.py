@@ -196,7 +196,7 @@ def test_an_authored_memory_ending_in_a_question_keeps_its_full_evidence() -> No
         Entry("z-statement", "should the kestrel window open at noon", seq=10),
     ]
     hits = _index(rows).search("kestrel window", None, top_k=2)
-    assert hits[0].evidence == pytest.approx(hits[1].evidence)
+    assert hits[0].relevance == pytest.approx(hits[1].relevance)
 
 
 def test_the_structure_fields_are_stored_and_shown(memory: Memory) -> None:
