@@ -163,7 +163,7 @@ def test_filters_never_lose_matches_behind_the_pool() -> None:
     index, q, targets = _synthetic(crowd, 5)
     unfiltered = {h.id for h in index.search("", q, top_k=ranking.POOL_START)}
     assert not unfiltered & targets  # they sit past every pool but the exhaustive one
-    hits = index.search("", q, filters=Filters(namespaces=frozenset({"b"})))
+    hits = index.search("", q, top_k=len(targets), filters=Filters(namespaces=frozenset({"b"})))
     assert {h.id for h in hits} == targets
 
 

@@ -13,7 +13,15 @@ from __future__ import annotations
 #: Cosine where a memory starts to be about the question: MiniLM gives unrelated sentences
 #: 0.0-0.2. Relevance is the cosine above it, so below it only words and ids can count (and
 #: the cosine still orders the rest, see :func:`.score.order_key`).
-VEC_FLOOR = 0.15
+VEC_FLOOR = 0.1
+
+#: Share of the vault's mean window taken out of every window and of the question before
+#: their cosine (:meth:`.channels.VectorIndex._centring`): what all memories of a vault have
+#: in common says nothing about which one answers.
+CENTRE_WEIGHT = 0.7
+#: The weight grows with the vault as n / (n + CENTRE_PRIOR) windows: the mean of a handful
+#: of memories is those memories, not what the vault is about.
+CENTRE_PRIOR = 50
 
 # --- words and exact terms: evidence added to meaning ------------------------------------
 #: Weight of the word channel: relevance gains W_LEX * share ** LEX_POWER, where share is
