@@ -106,7 +106,7 @@ def test_importance_never_surfaces_a_non_match(memory: Memory) -> None:
     loud = store(memory, "My favourite colour is teal", importance=1.0)
     store(memory, "Alice owns the billing service", importance=1.0)
     found = memory.search("which PostgreSQL version does staging run", top_k=5)["results"]
-    assert [r["id"] for r in found][0] == answer
+    assert found[0]["id"] == answer
     assert next(r for r in found if r["id"] == loud)["score"] == 0  # importance times nothing
     assert ids(memory.search("which PostgreSQL version does staging run")) == [answer]
 

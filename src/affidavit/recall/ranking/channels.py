@@ -423,5 +423,5 @@ class VectorIndex:
         numerator = raw - a * dots - a * q_dot_mean + a * a * mean_sq
         row_norms = np.sqrt(np.maximum(1.0 - 2.0 * a * dots + a * a * mean_sq, 1e-12))
         query_norm = np.sqrt(max(1.0 - 2.0 * a * q_dot_mean + a * a * mean_sq, 1e-12))
-        centred: npt.NDArray[np.float64] = numerator / (row_norms * query_norm)
+        centred: Cosines = numerator / (row_norms * query_norm)
         return centred

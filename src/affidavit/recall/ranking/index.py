@@ -1,9 +1,10 @@
 """The searchable memories of one vault view, and the search pipeline over them.
 
 :class:`RecallIndex` keeps every searchable memory's :class:`~.entry.Entry` under a small
-integer slot, its text in the keyword channel and its embedding windows in the vector
-channel (:mod:`.channels`) and the conversation links (:mod:`.conversation`). :meth:`RecallIndex.search` reads both channels, widens the vector pool while
-filters leave too few, scores (:mod:`.score`) and picks the page (:mod:`.page`).
+integer slot, its text in the keyword channel, its embedding windows in the vector channel
+(:mod:`.channels`) and the conversation links (:mod:`.conversation`).
+:meth:`RecallIndex.search` reads the channels, widens the vector pool while filters leave
+too few, scores (:mod:`.score`), picks the page (:mod:`.page`) and fills out a ``top_k``.
 """
 
 from __future__ import annotations
