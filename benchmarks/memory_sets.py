@@ -33,8 +33,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 NEEDS = HERE / "needs"
-#: The development set, beside the repository (``shared/`` is laid next to the checkout).
-DEV = HERE.parent.parent / "shared" / "data" / "agent-memory-dev"
+#: The development set: ``../shared/data/agent-memory-dev`` beside the repository (where CI
+#: lays ``shared/``), or beside a folder of worktrees holding it.
+DEV = next(
+    (p / "shared/data/agent-memory-dev" for p in HERE.parents if (p / "shared/data").is_dir()),
+    HERE.parent.parent / "shared/data/agent-memory-dev",
+)
 
 KINDS = (
     "exact-term",
@@ -55,23 +59,22 @@ MAX_TEXT = 200
 #: Words that carry no topic: articles, pronouns, auxiliaries, prepositions, question words,
 #: and the fillers of a spoken question ("now", "again", "please"). Names, ids, numbers and
 #: every noun or verb of substance stay content words.
-STOP_WORDS = frozenset(
-    """
+_STOP_TEXT = """
     a an the this that these those it its itself there here
     i me my mine myself we us our ours you your yours he him his she her hers they them their
     theirs who whom whose what which when where why how whats wheres whos hows
     am is are was were be been being do does did done doing have has had having
     can could will would shall should may might must ought cant wont dont doesnt didnt isnt
-    arent wasnt werent havent hasnt hadnt couldnt wouldnt shouldnt im ive id youre theyre
+    arent wasnt werent havent hasnt hadnt couldnt wouldnt shouldnt im ive youre theyre
     of in on at by for from to into onto out off over under up down with without about
     above below between through during before after since until till via per than then
     and or nor but so if because as while either neither both each every all any some
     no not only just also too very more most much many few such same other another own
-    again ever still yet now currently nowadays today these days anymore already
+    again ever still yet now currently nowadays today anymore already
     please thanks ok okay let lets get gets got go goes going went tell know want need
     s t d ll re ve m thing things stuff one ones someone something anything anyone
-    """.split()
-)
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
 #: Suffixes stripped once, the first that leaves a stem of at least three letters.
 SUFFIXES = (
     ("ations", "ate"),
@@ -110,10 +113,11 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> set[str]:
     """The stems of a text's content words: lower-cased, split on anything but letters and
-    digits (apostrophes vanish first, so "don't" is one word), stop words and one-character
-    tokens dropped."""
+    digits (apostrophes vanish first, so "don't" is one word), one-character tokens and stop
+    words dropped (a word whose stem is a stop word too: "needs" as well as "need")."""
     flat = text.lower().replace("'", "").replace("\u2019", "")
-    return {stem(t) for t in _TOKEN.findall(flat) if len(t) > 1 and t not in STOP_WORDS}
+    words = (t for t in _TOKEN.findall(flat) if len(t) > 1 and t not in STOP_WORDS)
+    return {s for s in map(stem, words) if s not in STOP_WORDS}
 
 
 def shared_words(question: str, gold_texts: Iterable[str]) -> set[str]:
@@ -189,9 +193,8 @@ class SetError(ValueError):
         self.problems = list(problems)
         shown = "\n".join(f"  {p}" for p in self.problems[:40])
         more = len(self.problems) - 40
-        super().__init__(
-            f"{where}: {len(self.problems)} problem(s)\n{shown}" + (f"\n  ... {more} more" * (more > 0))
-        )
+        tail = f"\n  ... {more} more" if more > 0 else ""
+        super().__init__(f"{where}: {len(self.problems)} problem(s)\n{shown}{tail}")
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -228,6 +231,27 @@ def _chain(by_id: Mapping[str, Mapping[str, Any]], fid: str) -> list[str]:
         out.append(current)
         current = by_id[current].get("supersedes")
     return out
+
+
+def _question(
+    row: Mapping[str, Any],
+    kind: str,
+    cluster: str,
+    half: str | None,
+    memories: Mapping[str, Mapping[str, Any]],
+) -> Question:
+    """A question row of a JSONL set, with its overlap counted against its gold memories."""
+    texts = (str(memories[g]["text"]) for g in row["gold"])
+    return Question(
+        id=row["id"],
+        text=row["text"],
+        kind=kind,
+        gold=tuple(row["gold"]),
+        superseded=tuple(row["superseded"]),
+        cluster=cluster,
+        half=half,
+        shared=len(shared_words(row["text"], texts)),
+    )
 
 
 # -- the needs set -----------------------------------------------------------------------------
@@ -374,16 +398,7 @@ def load_needs(folder: Path = NEEDS) -> QuestionSet:
             for m in memories
         ),
         questions=tuple(
-            Question(
-                id=q["id"],
-                text=q["text"],
-                kind=q["kind"],
-                gold=tuple(q["gold"]),
-                superseded=tuple(q["superseded"]),
-                cluster=q["family"],
-                half=families["halves"][q["family"]],
-                shared=len(shared_words(q["text"], (by_id[g]["text"] for g in q["gold"]))),
-            )
+            _question(q, q["kind"], q["family"], families["halves"][q["family"]], by_id)
             for q in questions
         ),
         fingerprint=_digest(paths),
@@ -442,17 +457,7 @@ def load_dev(folder: Path = DEV) -> QuestionSet:
             for f in facts
         ),
         questions=tuple(
-            Question(
-                id=q["id"],
-                text=q["text"],
-                kind=q["category"],
-                gold=tuple(q["gold"]),
-                superseded=tuple(q["superseded"]),
-                cluster=clusters[q["id"]],
-                half=None,
-                shared=len(shared_words(q["text"], (by_id[g]["text"] for g in q["gold"]))),
-            )
-            for q in questions
+            _question(q, q["category"], clusters[q["id"]], None, by_id) for q in questions
         ),
         fingerprint=_digest(paths),
         has_halves=False,
@@ -470,9 +475,7 @@ def load_synthetic(seed: int | None = None) -> QuestionSet:
     texts = {f.id: f.text for f in corpus.facts}
     return QuestionSet(
         name="synthetic",
-        facts=tuple(
-            Fact(f.id, f.text, f.source, f.discovered, f.supersedes) for f in corpus.facts
-        ),
+        facts=tuple(Fact(f.id, f.text, f.source, f.discovered, f.supersedes) for f in corpus.facts),
         questions=tuple(
             Question(
                 id=q.id,
