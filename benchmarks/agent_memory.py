@@ -45,8 +45,8 @@ and with BM25 alone (``benchmarks/baselines.py``), in the same process.
 
 The set is checked before anything is stored (schema, ids, kinds in both halves, the share
 of questions that share no content word); a set that fails is refused with its problems.
-A run of the needs set takes a minute or two in process on a 2-core machine, a few more
-through MCP.
+A run over the needs set took about 30 s in process and 50 s through MCP on this 2-core
+machine with other work on it (load 13-17).
 """
 
 from __future__ import annotations
