@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import http.client
 import os
+import socket
 import stat
 import time
 from pathlib import Path
 
 import pytest
+
+from affidavit.core.http_connections import HEAD_LATE
 
 
 def request(console, method="GET", path="/", headers=None, body=None):
@@ -132,3 +135,21 @@ def test_the_browser_is_opened_on_a_private_file_not_on_the_token(start_console,
     console.stop()
     assert not launch.parent.exists()  # the workspace goes with the console
     assert os.path.basename(launch) == "open-console.html"
+
+
+def test_stalled_connections_to_the_console_are_closed(start_console):
+    # issue 26 item 12: the console runs on the same guarded connections as serve --http
+    console = start_console()
+    stalled = []
+    for sent in (b"", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"):
+        sock = socket.create_connection(("127.0.0.1", console.port), timeout=90)
+        sock.sendall(sent)
+        stalled.append(sock)
+    for sock in stalled:
+        with sock:
+            received = b""
+            while chunk := sock.recv(4096):  # the server closes it (a 90 s timeout fails)
+                received += chunk
+            assert received in (b"", HEAD_LATE)
+    status, _, _ = request(console)
+    assert status == 401

@@ -26,6 +26,7 @@ from typing import TextIO
 from affidavit.console.settings import ConsoleSettings
 from affidavit.core.atomic import SECRET_FILE_MODE
 from affidavit.core.errors import ConflictError, UsageError
+from affidavit.core.http_connections import ConnectionLimits, uvicorn_settings
 
 HOST = "127.0.0.1"
 LAUNCH_FILE = "open-console.html"
@@ -125,11 +126,10 @@ def serve(settings: ConsoleSettings, out: TextIO = sys.stdout) -> None:
             log_level="warning",
             access_log=False,
             lifespan="off",
-            http="h11",
-            ws="none",
             loop="asyncio",
             server_header=False,
             timeout_graceful_shutdown=2,
+            **uvicorn_settings(ConnectionLimits()),  # stalled connections closed, as serve's
         )
         server = uvicorn.Server(config)
         print(f"affidavit console: {url}", file=out, flush=True)
