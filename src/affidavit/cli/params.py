@@ -86,7 +86,7 @@ _LIMITS = (
     (
         "--rate-limit",
         "rate_limit",
-        click.FloatRange(min=1.0),
+        click.FloatRange(min=0.01),
         "N",
         "Requests per second one caller may make, sustained (default 100).",
     ),

@@ -147,7 +147,8 @@ def test_a_wrong_token_flood_is_refused_per_address(setup: VaultSetup) -> None:
         limited = flood[statuses.index(429)]
         assert int(limited.headers["retry-after"]) >= 1
         assert "too many missing or wrong tokens" in limited.json()["error"]["message"]
-        assert post(server.url, None).status_code == 429  # no token is a failure too
+        # no token is a failure too (one may have come back since the flood: 20 a minute)
+        assert 429 in [post(server.url, None).status_code for _ in range(3)]
         # the flood does not lock out the client already at work on the same address,
         # nor another address
         assert post(server.url, token).status_code == 200
@@ -179,11 +180,10 @@ def test_a_client_searching_in_a_loop_is_not_rate_limited(setup: VaultSetup) -> 
 
 def test_the_burst_is_configurable(setup: VaultSetup) -> None:
     token = issue(setup, "cursor")
-    flags = [*SERVE, "--rate-limit", "1", "--rate-burst", "5"]
+    flags = [*SERVE, "--rate-limit", "0.01", "--rate-burst", "5"]  # refills once in 100 s
     with http_server(flags, setup.home, setup.env(**LIGHT)) as server:
-        statuses = [post(server.url, token).status_code for _ in range(20)]
-    assert statuses[:5] == [200] * 5 and 429 in statuses, statuses
-    assert set(statuses) == {200, 429}
+        statuses = [post(server.url, token).status_code for _ in range(8)]
+    assert statuses[:5] == [200] * 5 and statuses[5:] == [429] * 3, statuses
 
 
 def test_an_event_stream_is_not_held_open(setup: VaultSetup) -> None:
