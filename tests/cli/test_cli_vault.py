@@ -119,7 +119,7 @@ def test_store_get_forget_roundtrip(home: Path, cli_vault: dict[str, str]) -> No
         (["store", "  ", "--source", "s"], 2, "non-empty 'text'"),
         (["get", "0123456789abcdef0123"], 3, "no record"),
         (["export"], 2, "--plaintext"),
-        (["import", "/nonexistent/file.jsonl"], 2, "no file"),
+        (["import", "/nonexistent/file.jsonl"], 3, "does not exist"),
     ],
 )
 def test_bad_input_is_one_clear_line(

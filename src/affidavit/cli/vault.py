@@ -368,14 +368,20 @@ def _progress(total: int, label: str) -> Iterator[Callable[[int, int], None] | N
 
 def _read_import(source: str) -> list[NewItem]:
     """Parse an export file: every line checked before anything is stored."""
+    from affidavit.core.regular_file import USER_FILE_LIMIT, TooLargeError, read_bounded, read_named
     from affidavit.vault import parse_export
 
+    if source == "-":
+        try:
+            raw = read_bounded(sys.stdin.buffer, USER_FILE_LIMIT)
+        except TooLargeError as exc:
+            raise InputError(f"stdin holds {exc}", "import the export from a file") from None
+    else:
+        raw = read_named(Path(source), what="an export file (JSONL)")
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no file {source}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {source} ({exc})") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read {source} as UTF-8 text ({exc})") from None
     return parse_export(text, source)
 
 

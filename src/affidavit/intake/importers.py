@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.errors import InputError
+from affidavit.core.regular_file import read_named
 from affidavit.exports import USER, read_export
 from affidavit.intake.sentences import extract
 from affidavit.recall import StoreStatus, check_claim
@@ -123,13 +124,12 @@ class _Collect:
 
 
 def _read_text(path: Path) -> str:
+    """A named text file, through the bounded reader (a FIFO, a device, a directory or a file
+    over the size limit is one clear error, never a hang)."""
+    raw = read_named(path, what="a text file")
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no file {path}", "check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory", "name a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read {path} as UTF-8 text ({exc})") from None
 
 
@@ -272,6 +272,10 @@ def read_compartment(path: Path, max_chars: int) -> Plan:
         except ValueError:
             raise InputError(
                 f"{where} is not JSON", "nothing was imported; is this a plaintext JSONL export?"
+            ) from None
+        except RecursionError:
+            raise InputError(
+                f"{where} is JSON nested too deeply to read", "nothing was imported"
             ) from None
         if not isinstance(row, dict):
             raise InputError(f"{where} is not a JSON object", "nothing was imported")
