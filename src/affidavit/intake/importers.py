@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from affidavit.core.errors import InputError
 from affidavit.core.regular_file import read_named
+from affidavit.core.secret_text import holds_secret
 from affidavit.exports import USER, read_export
 from affidavit.intake.sentences import extract
 from affidavit.recall import StoreStatus, check_claim
@@ -109,6 +110,9 @@ class _Collect:
         self.skipped: list[Skip] = []
 
     def note(self, where: str, text: str, source: str, **rest: Any) -> None:
+        if holds_secret(text):  # the audit log's detector; the text is never repeated
+            self.skip(where, "it holds a password, token or key: secrets are not imported")
+            return
         try:
             claim = check_claim(text, self.max_chars)
         except InputError as exc:
