@@ -75,7 +75,6 @@ from affidavit.proxy.verifiers.locate import backend_repo, filesystem_dirs, reso
 
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
-APPROVAL_TIMEOUT = 600.0
 _RAW_ARGUMENTS = "\0arguments"
 _RECEIPT = "\0receipt"  # turned into the receipt's redacted fields by the audit thread
 _NO_VERIFIER: Any = object()  # the receipt of a call no verifier judged, made by that thread
@@ -268,16 +267,15 @@ class ProxyInterceptor:
 
     def on_backend_request(self, peek: Peek, line: bytes) -> bytes | None:
         """Answer a backend request here, or return ``None`` to pass it to the host."""
-        policy = self.options.policy
+        limit = self.options.sampling_limit
         sampling = peek.method == "sampling/createMessage"
-        if sampling and policy is not None and not policy.allow_sampling():
-            limit = policy.sampling_per_minute
-            self._record({"kind": "sampling", "policy": {"action": DENY, "limit": limit}})
-            log(f"refused a sampling request: over the policy's {limit} per minute")
+        if sampling and limit is not None and not limit.allow():
+            self._record({"kind": "sampling", "policy": {"action": DENY, "limit": limit.limit}})
+            log(f"refused a sampling request: over the limit of {limit.describe()}")
             return jsonrpc.error_response(
                 peek.id,
                 jsonrpc.INVALID_REQUEST,
-                f"affidavit proxy: sampling refused, the policy allows {limit} per minute",
+                f"affidavit proxy: sampling refused, the policy allows {limit.describe()}",
             )
         if (
             peek.method == "roots/list"
@@ -566,7 +564,7 @@ class ProxyInterceptor:
         elif self._host_can("elicitation", request.params):
             try:
                 answer = await self.relay.ask(
-                    "host", "elicitation/create", params, APPROVAL_TIMEOUT
+                    "host", "elicitation/create", params, self.options.approval_timeout
                 )
             except TimeoutError:
                 return False, "nobody approved it in time"
