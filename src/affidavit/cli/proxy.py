@@ -194,10 +194,13 @@ def run(
         raise UsageError("give either --backend-url or a command after `--`, not both")
     if backend_url is None and (header or header_from_env):
         raise UsageError("--header and --header-from-env need --backend-url")
-    if verify_timeout <= 0 or approval_timeout <= 0 or sampling_window <= 0:
-        raise UsageError(
-            "--verify-timeout, --approval-timeout and --sampling-window are seconds > 0"
-        )
+    for flag, seconds in (
+        ("--verify-timeout", verify_timeout),
+        ("--approval-timeout", approval_timeout),
+        ("--sampling-window", sampling_window),
+    ):
+        if seconds <= 0:
+            raise UsageError(f"{flag} must be positive")
     if sampling_limit is not None and sampling_limit < 0:
         raise UsageError("--sampling-limit must be a whole number >= 0")
     backend: Any
