@@ -133,6 +133,7 @@ def _load_verifiers(specs: list[str], names: str | None = None) -> tuple[Any, ..
 @click.option("--otel-exporter", help="console or otlp.")
 @click.option("--otel-endpoint", help="OTLP HOST:PORT.")
 @click.option("--verifier", **MANY, help="Extra verifier MODULE:ATTR.")
+@click.option("--github-api", help="GitHub REST API URL to check GitHub claims against.")
 @click.option("--verifiers", help="Load only these installed verifiers (comma-separated names).")
 @click.option("--sampling-limit", type=int, help="Backend sampling requests allowed per window.")
 @click.option(
@@ -161,6 +162,7 @@ def run(
     otel_endpoint: str | None,
     verifier: tuple[str, ...],
     verifiers: str | None,
+    github_api: str | None,
     sampling_limit: int | None,
     sampling_window: float,
     approval_timeout: float,
@@ -203,6 +205,14 @@ def run(
             raise UsageError(f"{flag} must be positive")
     if sampling_limit is not None and sampling_limit < 0:
         raise UsageError("--sampling-limit must be a whole number >= 0")
+    settings: dict[str, Any] = {}
+    if github_api is not None:
+        from affidavit.proxy import github_api_url_problem
+
+        problem = github_api_url_problem(github_api)
+        if problem is not None:
+            raise UsageError(f"--github-api: {problem}", "e.g. --github-api https://api.github.com")
+        settings["github_api_url"] = github_api
     backend: Any
     if backend_url is not None:
         from affidavit.proxy import HttpBackend, validate_url
@@ -227,6 +237,7 @@ def run(
         pin_tools=pin_tools,
         verifiers=_load_verifiers(list(verifier), verifiers),
         verify_timeout=verify_timeout,
+        settings=settings,
         telemetry=make_telemetry(otel_exporter, otel_endpoint),
         sampling=(
             SamplingLimit(sampling_limit, sampling_window) if sampling_limit is not None else None

@@ -15,6 +15,7 @@ relay or an HTTP client)::
     validate_cli_roots(paths)        the roots given with --root
     make_telemetry(exporter, endpoint) -> Telemetry | None   optional OpenTelemetry
     Verifier, load_verifiers()       the verifier contract, and every installed plugin
+    github_api_url_problem(url)      why a --github-api URL cannot be used (None: it can)
     PINS_FILE, trust_tools(path, tools=None, backend=None) -> [changes]   accept changed
         tool definitions (``affidavit proxy trust-tools``)
 
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from affidavit.proxy.relay import Relay
     from affidavit.proxy.roots import validate_cli_roots
     from affidavit.proxy.verifiers.base import Verifier
+    from affidavit.proxy.verifiers.github import api_url_problem as github_api_url_problem
     from affidavit.proxy.verifiers.registry import load_verifiers
 
 __all__ = [
@@ -74,6 +76,7 @@ __all__ = [
     "Verifier",
     "backtest",
     "default_log_path",
+    "github_api_url_problem",
     "load_policy",
     "load_verifiers",
     "make_telemetry",
