@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socketserver
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -96,17 +97,22 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving(state: FakeGitHub) -> Iterator[str]:
-    """Serve ``state`` on a loopback port; yields the base URL."""
-    handler = type("Handler", (_Handler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+def in_thread(server: socketserver.BaseServer) -> Iterator[socketserver.BaseServer]:
+    """Run ``server`` on a daemon thread until the block ends, then shut it down."""
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serving(state: FakeGitHub) -> Iterator[str]:
+    """Serve ``state`` on a loopback port; yields the base URL."""
+    handler = type("Handler", (_Handler,), {"state": state})
+    with in_thread(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def seeded() -> FakeGitHub:
