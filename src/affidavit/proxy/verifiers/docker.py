@@ -20,10 +20,8 @@ not consulted. Nothing leaves the machine: a Unix socket is no network connectio
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import socket
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,18 +46,20 @@ class EngineUnavailable(Exception):
     """The Docker Engine could not be asked (no socket, no answer, an unexpected reply)."""
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    """HTTP/1.1 to the Engine over its Unix socket."""
+def _unix_connection(path: str, timeout: float) -> Any:
+    """An HTTP/1.1 connection to the Engine over its Unix socket (http.client is imported
+    here, when a Docker claim is checked, not at every proxy start)."""
+    import http.client
+    import socket
 
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self.socket_path = path
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            sock.connect(path)
+            self.sock = sock
 
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self.socket_path)
-        self.sock = sock
+    return UnixConnection("localhost", timeout=timeout)
 
 
 def engine_socket(ctx: CallContext) -> str | None:
@@ -88,7 +88,7 @@ class Image:
 
 def inspect(path: str, name: str) -> Image | None:
     """The image ``name`` refers to (None: no such image), asked of the Engine at ``path``."""
-    conn = _UnixConnection(path, ENGINE_TIMEOUT_S)
+    conn = _unix_connection(path, ENGINE_TIMEOUT_S)
     try:
         conn.request("GET", f"/images/{urllib.parse.quote(name, safe='')}/json")
         response = conn.getresponse()

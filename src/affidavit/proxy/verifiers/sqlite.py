@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
 import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from affidavit.proxy.verifiers import replies
 from affidavit.proxy.verifiers.base import CallContext, Evidence, Receipt
@@ -48,7 +47,9 @@ _CLOCK = re.compile(
     re.I,
 )
 _CHANCE = re.compile(r"\b(?:random|randomblob)\s*\(", re.I)
-_REFUSED = {sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH}
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class _State:
 
 
 def _read_only(path: Path) -> sqlite3.Connection:
+    import sqlite3  # imported when a SQLite claim is checked, not at every proxy start
+
     uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
     return sqlite3.connect(uri, uri=True, timeout=5.0)
 
@@ -107,9 +110,12 @@ def _rollback_journal(image: bytes) -> bytes:
 
 def _guard(deadline: float) -> tuple[Any, Any]:
     """An authorizer and a progress handler for running an agent's statement on the copy."""
+    import sqlite3
+
+    refused = {sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH}
 
     def authorize(action: int, _a: object, arg2: object, *_rest: object) -> int:
-        if action in _REFUSED:
+        if action in refused:
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_FUNCTION and str(arg2).lower() == "fts3_tokenizer":
             return sqlite3.SQLITE_DENY
@@ -130,6 +136,8 @@ class _Replay:
 def replay(image: bytes | None, sql: str, timeout_s: float = REPLAY_TIMEOUT_S) -> _Replay:
     """Run ``sql`` on a private in-memory copy of ``image`` (None: an empty database) the way
     the dev server runs it (one statement, its own transaction unless it is VACUUM)."""
+    import sqlite3
+
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         if image is not None:
@@ -176,6 +184,8 @@ class SQLiteVerifier(ToolCallVerifier):
             return _Before(path, window=window)
         if path.stat().st_size > limit:
             return _Before(path, f"the database is larger than {limit} bytes", window=window)
+        import sqlite3
+
         try:
             source = _read_only(path)
             try:
@@ -236,6 +246,8 @@ class SQLiteVerifier(ToolCallVerifier):
     def _compare(
         self, judge: Judge, before: _Before, sql: str, expected: _State, where: str
     ) -> Receipt:
+        import sqlite3
+
         try:
             conn = _read_only(before.path) if before.path and before.path.exists() else None
         except sqlite3.Error as exc:
