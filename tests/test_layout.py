@@ -25,18 +25,19 @@ import affidavit
 from affidavit.core.exports import declared_exports
 
 SRC = Path(affidavit.__file__).parent
-PLANES = ("vault", "recall", "packs", "proxy", "intake")
+PLANES = ("vault", "access", "recall", "packs", "proxy", "intake")
 #: What each top-level package may import besides itself (``affidavit`` itself: __version__).
 ALLOWED = {
     "core": set(),
     "crypto": {"core"},
     "vault": {"core", "crypto"},
-    "recall": {"core", "crypto", "vault", "packs"},  # packs: install verifies (ADR 0135)
+    "access": {"core", "vault"},  # callers, grants, tokens, the unlock gate (ADR 0160)
+    "recall": {"core", "crypto", "vault", "access", "packs"},  # packs: install verifies (ADR 0135)
     "exports": {"core"},
     "packs": {"core", "crypto", "exports"},
     "proxy": {"core", "crypto"},
     "integrate": {"core"},
-    "intake": {"core", "crypto", "vault", "recall", "exports"},
+    "intake": {"core", "crypto", "vault", "access", "recall", "exports"},
     "console": {"core", "crypto", *PLANES, "exports", "integrate"},
     "servers": {"core", "crypto", *PLANES},
     "cli": {"core", "crypto", *PLANES, "exports", "servers", "integrate", "console"},

@@ -173,7 +173,7 @@ def _entry(
             "the memory server's entry is always called affidavit",
         )
     if caller is not None:
-        from affidavit.recall import access
+        from affidavit import access
 
         access.check_name(caller, "caller")
     from affidavit.core import paths

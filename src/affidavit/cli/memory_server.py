@@ -36,7 +36,7 @@ def serve(caller: str, vault: Path | None, http: HttpOptions | None) -> None:
     memory_status and answers every other call with the advice to unlock. Over --http each
     client sends a bearer token from `affidavit grant token CALLER`, which names its caller.
     """
-    from affidavit.recall import access
+    from affidavit import access
 
     if http is not None:
         source = click.get_current_context().get_parameter_source("caller")
@@ -78,10 +78,10 @@ def grant(
             token, caller=namespace, list_=False, revoke=False, as_json=json_out
         )
         return
+    from affidavit import access as acl
     from affidavit.cli.opening import open_vault
     from affidavit.cli.output import print_json, stdout
     from affidavit.core.errors import UsageError
-    from affidavit.recall import access as acl
 
     with open_vault() as v:
         if list_:
@@ -110,15 +110,15 @@ def unlock_tool(action: str) -> None:
 
     Off by default: it exposes the passphrase to the MCP client.
     """
+    from affidavit.access import unlock_gate
     from affidavit.cli.opening import open_vault
     from affidavit.cli.output import stdout
     from affidavit.core.errors import UsageError
-    from affidavit.recall import access as acl
 
     if action not in {"enable", "disable", "status"}:
         raise UsageError(f"unknown action {action!r}", "use enable, disable or status")
     with open_vault() as v:
         if action != "status":
-            acl.set_unlock_tool(v, action == "enable")
-        enabled = acl.unlock_tool_enabled(v)
+            unlock_gate.set_unlock_tool(v, action == "enable")
+        enabled = unlock_gate.unlock_tool_enabled(v)
     stdout.print(f"memory_unlock tool: {'enabled' if enabled else 'disabled'}")

@@ -2,7 +2,7 @@
 
 A token is printed once, on stdout, and never again (the vault keeps only its hash), so the
 command is the one place a token exists in clear; put it straight into the client's secret
-store or a 0600 file. See :mod:`affidavit.recall.tokens`.
+store or a 0600 file. See :mod:`affidavit.access.tokens`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import click
 from affidavit.cli.params import json_option
 
 if TYPE_CHECKING:
-    from affidavit.recall import tokens as token_store
+    from affidavit.access import tokens as token_store
 
 
 @click.command("token")
@@ -27,10 +27,10 @@ def token(caller: str | None, list_: bool, revoke: bool, as_json: bool) -> None:
 
     Only its SHA-256 is kept, sealed in the vault; a new token replaces the caller's old one.
     """
+    from affidavit.access import tokens
     from affidavit.cli.opening import open_vault
     from affidavit.cli.output import print_json, stdout
     from affidavit.core.errors import UsageError
-    from affidavit.recall import tokens
 
     if list_ == bool(caller):
         raise UsageError("pass CALLER, or --list", "e.g. `affidavit token cursor`")

@@ -132,8 +132,8 @@ def unlock(
 
     It stays unlocked until `lock`, a reboot or the idle auto-lock.
     """
-    from affidavit.recall import access as acl
-    from affidavit.vault import AUTO_LOCK_SETTING, Vault, locked_status, session, unlock_gate
+    from affidavit.access import unlock_gate
+    from affidavit.vault import AUTO_LOCK_SETTING, Vault, locked_status, session
 
     if store not in session.STORES:
         raise UsageError(f"unknown --store {store!r}", f"use {' or '.join(session.STORES)}")
@@ -143,7 +143,7 @@ def unlock(
         if auto_lock is not None:
             vault.set_setting(AUTO_LOCK_SETTING, auto_lock or None)
         idle = vault.get_setting(AUTO_LOCK_SETTING)
-        unlock_gate.remember(vault.path, acl.unlock_tool_enabled(vault))
+        unlock_gate.remember(vault.path, unlock_gate.unlock_tool_enabled(vault))
         vault.start_session(once=once, idle_minutes=idle, store=store)
         path = vault.path
     finally:
@@ -277,7 +277,7 @@ def twofa_disable(keyfile: Path) -> None:
 @json_option
 def get(item_id: str, as_json: bool) -> None:
     """Show one record."""
-    from affidavit.recall import access
+    from affidavit import access
 
     vault = open_vault()
     try:

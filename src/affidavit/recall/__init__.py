@@ -4,7 +4,7 @@
 them their meaning: a memory is one claim with a source and dates (:mod:`.claims`), a store
 decides whether it is new (:mod:`.decide`), recall ranks memories for a question
 (:mod:`.ranking`), relations link entities (:mod:`.graph`), and each caller sees and writes
-the namespaces its grants allow (:mod:`.access`).
+the namespaces its grants allow (:mod:`affidavit.access`).
 
 Public API (every name is loaded on first use)::
 
@@ -30,11 +30,7 @@ Public API (every name is loaded on first use)::
     ScoreParts    a hit's ``parts``: why it matched (channels' shares, priors, age, page);
                   kept off the wire, which carries score and channels
 
-    access        callers, namespaces and grants: check_name, default_namespace, Grants,
-                  Access, grant, unlock_tool_enabled, set_unlock_tool, DEFAULT_CALLER
     bench         the retrieval benchmark runner behind ``affidavit bench retrieval``
-    tokens        HTTP bearer tokens per caller, hashed and sealed: issue, revoke, listing,
-                  caller_for, digest, TokenInfo
     installed_packs   signed packs installed into the vault (``pack install``): install,
                   uninstall, installed, PackInstall; searched read-only as ``pack:<name>``
     maintenance   reindex (re-embed on a model change), retag, atomize (split_claims), and
@@ -48,10 +44,10 @@ from typing import TYPE_CHECKING
 from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from affidavit.recall import access, bench, installed_packs, maintenance, tokens
-    from affidavit.recall.access import WrongKindError
+    from affidavit.recall import bench, installed_packs, maintenance
     from affidavit.recall.claims import check_claim
     from affidavit.recall.embedder import availability, prefer_shared, shared_embedder
+    from affidavit.recall.errors import WrongKindError
     from affidavit.recall.history import HistoryEvent, MemoryHistory
     from affidavit.recall.memory import Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
@@ -97,7 +93,6 @@ __all__ = [
     "StoreStatus",
     "Unlinked",
     "WrongKindError",
-    "access",
     "availability",
     "bench",
     "check_claim",
@@ -113,6 +108,5 @@ __all__ = [
     "search_json",
     "shared_embedder",
     "store_json",
-    "tokens",
 ]
 __getattr__, __dir__ = lazy_exports(globals())

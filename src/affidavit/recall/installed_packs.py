@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from affidavit.access import check_name
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import AffidavitError, InputError, NotFoundError, PolicyError
-from affidavit.recall.access import check_name
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.views import MemoryView, memory_view
 

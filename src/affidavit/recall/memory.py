@@ -19,7 +19,7 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
     m.history(id) -> MemoryHistory {"memory", "supersedes", "superseded_by", "conflicts",
                                     "events"}: corrections both ways, live conflicts, writes
     m.get_relation(id) -> RelationView
-        (access.WrongKindError, a NotFoundError, when the id names a record of another kind)
+        (WrongKindError, a NotFoundError, when the id names a record of another kind)
     m.recent(limit=10, namespace=None) -> [MemoryView, ...] newest first
     m.forget(id, shred=False) -> Forgotten {"id", "forgotten": True, "shredded": bool}
     m.link(subject, predicate, object, src_id=None, valid_from=None, valid_to=None,
@@ -35,7 +35,7 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
     m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits), one
                                                 transaction for the whole batch
 
-Every write checks the caller's grants (:class:`affidavit.recall.access.Access`): ``rw`` on the
+Every write checks the caller's grants (:class:`affidavit.access.Access`): ``rw`` on the
 namespace written and on every record changed (superseded, forgotten, unlinked); a record the
 caller cannot see is answered like an unknown id. The CLI is caller ``user``; each MCP server
 is the caller it was started as.
@@ -57,9 +57,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from affidavit.access import DEFAULT_CALLER, Access
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
-from affidavit.recall import access, claims, graph, history, lifecycle
+from affidavit.recall import claims, graph, history, lifecycle
 from affidavit.recall.decide import (
     WORDED_FROM,
     BatchRepeats,
@@ -78,6 +79,7 @@ from affidavit.recall.embedder import (
     vector_from_bytes,
     vector_to_bytes,
 )
+from affidavit.recall.errors import WrongKindError
 from affidavit.recall.history import MemoryHistory
 from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
 from affidavit.recall.ranking import Entry, Filters, RecallIndex
@@ -159,10 +161,10 @@ class Memory:
         vault: Vault,
         *,
         embedder: Embedder | None = _AUTO,
-        caller: str = access.DEFAULT_CALLER,
+        caller: str = DEFAULT_CALLER,
     ) -> None:
         self.vault = vault
-        self.access = access.Access(vault, caller)
+        self.access = Access(vault, caller)
         self._embedder = None if embedder is _AUTO else embedder
         self._embedder_ready = embedder is not _AUTO
         self._index: RecallIndex | None = None
@@ -555,7 +557,7 @@ class Memory:
             def read(other: str) -> VaultItem:
                 found = self.access.readable(other)
                 if found.kind != MEMORY:
-                    raise access.WrongKindError(other, found.kind, MEMORY)
+                    raise WrongKindError(other, found.kind, MEMORY)
                 return found
 
             before = history.chain(item, history.older, read)
@@ -583,7 +585,7 @@ class Memory:
         """The live record ``item_id`` of ``kind`` that the caller may read."""
         item = self.access.readable(item_id)
         if item.kind != kind:
-            raise access.WrongKindError(item_id, item.kind, kind)
+            raise WrongKindError(item_id, item.kind, kind)
         return item
 
     def recent(self, limit: int = 10, namespace: str | None = None) -> list[MemoryView]:

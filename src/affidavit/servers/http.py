@@ -148,13 +148,13 @@ class FileToken:
                 f"--token-file {path} holds no token of 16 characters or more",
                 "e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))' > FILE",
             )
-        from affidavit.recall import tokens
+        from affidavit.access import tokens
 
         self._digest = tokens.digest(token)
 
     def caller_for(self, token: str) -> str | None:
         """The one caller, when ``token`` is the file's token."""
-        from affidavit.recall import tokens
+        from affidavit.access import tokens
 
         return self.caller if hmac.compare_digest(tokens.digest(token), self._digest) else None
 

@@ -60,7 +60,6 @@ Public API (every name is loaded on first use)::
     PASSPHRASE_ENV, AUTO_LOCK_SETTING, DB_NAME
 
     session       the unlock session: start, peek, clear, STORES, RUNTIME, KEYRING
-    unlock_gate   the ``memory_unlock`` switch mirrored beside the vault, and its back-off
     manifest      sign / verify an Ed25519 manifest of a locked vault
     store         where the sealed rows live: RecordStore, check_url, is_url, STORE_ENV,
                   holds_vault (a SQLite file, or PostgreSQL for a team: docs/team.md)
@@ -79,7 +78,7 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.crypto.keyslots import KdfParams
-    from affidavit.vault import manifest, migrate, session, session_dir, store, unlock_gate
+    from affidavit.vault import manifest, migrate, session, session_dir, store
     from affidavit.vault.audit import AuditReport
     from affidavit.vault.audit import Entry as AuditEntry
     from affidavit.vault.export_rows import parse_export
@@ -125,6 +124,5 @@ __all__ = [
     "session_dir",
     "store",
     "unknown_record",
-    "unlock_gate",
 ]
 __getattr__, __dir__ = lazy_exports(globals())

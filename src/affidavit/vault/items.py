@@ -67,7 +67,7 @@ class Change:
 def unknown_record(item_id: str) -> NotFoundError:
     """The one answer for an id the vault does not hold.
 
-    Also the answer for a record a caller may not see (:class:`affidavit.recall.access.Access`), so
+    Also the answer for a record a caller may not see (:class:`affidavit.access.Access`), so
     the two cannot be told apart: the same words, byte for byte.
     """
     return NotFoundError(

@@ -7,7 +7,7 @@ import contextlib
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from affidavit.recall import access as acl
+from affidavit.access import unlock_gate
 from affidavit.vault import Vault
 from tests.servers.memory.conftest import LIGHT, body, error_text, run
 from tests.support import mcp_client, run_cli
@@ -133,7 +133,7 @@ def test_a_locked_vault_answers_one_clear_error_and_unlock_is_off_by_default(set
             assert body(await client.call_tool("memory_status", {}))["locked"] is True
 
         with Vault.open(setup.path, passphrase=TEST_PASSPHRASE) as v:
-            acl.set_unlock_tool(v, True)
+            unlock_gate.set_unlock_tool(v, True)
         async with mcp_client(["serve"], setup.home, env=env) as client:
             wrong = await client.call_tool("memory_unlock", {"passphrase": "not it at all"})
             assert "not it at all" not in error_text(wrong)

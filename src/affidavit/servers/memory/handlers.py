@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from affidavit import access as acl
+from affidavit.access import unlock_gate
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import (
     AffidavitError,
@@ -41,7 +43,6 @@ from affidavit.recall import (
     search_json,
     store_json,
 )
-from affidavit.recall import access as acl
 from affidavit.servers.toolkit import HiddenToolError
 
 if TYPE_CHECKING:
@@ -116,9 +117,7 @@ class MemoryTools:
     def _see_unlock_setting(self, vault: Vault) -> None:
         """Note the sealed memory_unlock switch, and mirror it for servers that start locked
         (a mirror that cannot be written leaves the tool hidden, the safe side)."""
-        from affidavit.vault import unlock_gate
-
-        self._unlock_allowed = acl.unlock_tool_enabled(vault)
+        self._unlock_allowed = unlock_gate.unlock_tool_enabled(vault)
         with contextlib.suppress(OSError):
             unlock_gate.remember(vault.path, self._unlock_allowed)
 
@@ -129,8 +128,6 @@ class MemoryTools:
 
     def offers(self, tool: str) -> bool:
         """Whether ``tool`` is listed and callable now: memory_unlock only while allowed."""
-        from affidavit.vault import unlock_gate
-
         return tool != "memory_unlock" or unlock_gate.read(self._directory()).enabled
 
     def memory(self) -> Memory:
@@ -442,8 +439,7 @@ class MemoryTools:
 
     def memory_unlock(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Unlock with a passphrase: only while the user allows this tool, and ever slower
-        after wrong passphrases (see :mod:`affidavit.vault.unlock_gate`)."""
-        from affidavit.vault import unlock_gate
+        after wrong passphrases (see :mod:`affidavit.access.unlock_gate`)."""
 
         directory = self._directory()
         gate = unlock_gate.read(directory)

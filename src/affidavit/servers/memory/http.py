@@ -1,7 +1,7 @@
 """``affidavit serve --http``: the memory tools over Streamable HTTP, one caller per token.
 
 The gate (:mod:`affidavit.servers.http`) turns a bearer token into a caller through the hashes
-sealed in the vault (:mod:`affidavit.recall.tokens`); each caller then gets the same MCP
+sealed in the vault (:mod:`affidavit.access.tokens`); each caller then gets the same MCP
 server ``affidavit serve --caller NAME`` runs over stdio, built on first use, so its grants
 and namespaces are the ones the caller has everywhere. Tokens are checked against the sealed
 table on every request (a revoked token fails at once); while the vault is locked no token
@@ -35,7 +35,7 @@ class VaultTokens:
 
     def caller_for(self, token: str) -> str | None:
         """The caller of ``token`` as the vault says right now; LockedError while locked."""
-        from affidavit.recall import tokens
+        from affidavit.access import tokens
 
         with self._lock:
             vault = self._open()

@@ -17,9 +17,9 @@ default above. ``none`` hides a namespace completely: its memories are never sea
 or returned to that caller.
 
 Every call that names a record by id goes through :class:`Access` (the recall layer does it,
-so the CLI, caller ``user``, and every MCP server get the same checks): changing a record
-needs ``rw`` on *its* namespace, and a record the caller cannot see is answered exactly like
-an id the vault never held. See docs/adr/0064-namespace-access-by-id.md.
+so the CLI, the console and every MCP server, each a named caller, get the same checks):
+changing a record needs ``rw`` on *its* namespace, and a record the caller cannot see is
+answered exactly like an id the vault never held. See docs/adr/0064-namespace-access-by-id.md.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ MODES: tuple[Mode, ...] = ("rw", "ro", "none")
 DEFAULT_CALLER = "user"
 ALL = "*"
 GRANTS_SETTING = "acl.grants"
-UNLOCK_TOOL_SETTING = "mcp.unlock_tool_enabled"
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 
 
@@ -58,15 +57,6 @@ class Records(Settings, Protocol):
     """The part of :class:`affidavit.vault.Vault` that :class:`Access` needs."""
 
     def get(self, item_id: str) -> VaultItem: ...
-
-
-class WrongKindError(NotFoundError):
-    """The id names a record the caller may read, but of another kind than the one asked for
-    (a relation given to ``Memory.get_memory``, a memory to ``Memory.get_relation``)."""
-
-    def __init__(self, item_id: str, kind: str, wanted: str) -> None:
-        super().__init__(f"{item_id} is a {kind}, not a {wanted}")
-        self.kind = kind
 
 
 def check_name(value: str, what: str) -> str:
@@ -213,17 +203,3 @@ def grant(vault: Settings, caller: str, namespace: str, mode: str) -> Grants:
     grants.table.setdefault(caller, {})[namespace] = mode
     vault.set_setting(GRANTS_SETTING, grants.table)
     return grants
-
-
-def unlock_tool_enabled(vault: Settings) -> bool:
-    """Whether the user allowed the ``memory_unlock`` MCP tool (off unless they turned it on)."""
-    return vault.get_setting(UNLOCK_TOOL_SETTING, False) is True
-
-
-def set_unlock_tool(vault: Settings, enabled: bool) -> None:
-    """Allow or forbid the ``memory_unlock`` MCP tool (a sealed setting), and mirror the
-    switch for servers that start while the vault is locked (:mod:`.unlock_gate`)."""
-    from affidavit.vault import unlock_gate
-
-    vault.set_setting(UNLOCK_TOOL_SETTING, bool(enabled))
-    unlock_gate.remember(vault.path, bool(enabled))

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from affidavit.access import tokens
 from affidavit.core.errors import InputError, NotFoundError
-from affidavit.recall import tokens
 from affidavit.vault import Vault
 from tests.support import run_cli
 from tests.vault.conftest import TEST_PASSPHRASE

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from affidavit.recall import access as acl
-from affidavit.vault import Vault, unlock_gate
-from affidavit.vault.unlock_gate import FIRST_PAUSE_S, FREE_TRIES, GATE_NAME, MAX_PAUSE_S, Gate
+from affidavit.access import unlock_gate
+from affidavit.access.unlock_gate import FIRST_PAUSE_S, FREE_TRIES, GATE_NAME, MAX_PAUSE_S, Gate
+from affidavit.vault import Vault
 
 
 @pytest.mark.parametrize(
@@ -31,11 +31,11 @@ def test_the_pause_doubles_after_the_free_tries_up_to_the_cap(failures: int, pau
 
 def test_setting_the_switch_mirrors_it_and_the_count_survives(vault: Vault) -> None:
     assert unlock_gate.read(vault.path) == Gate()
-    acl.set_unlock_tool(vault, True)
+    unlock_gate.set_unlock_tool(vault, True)
     assert unlock_gate.read(vault.path).enabled is True
     for _ in range(4):
         unlock_gate.record(vault.path, ok=False)
-    acl.set_unlock_tool(vault, False)
+    unlock_gate.set_unlock_tool(vault, False)
     gate = unlock_gate.read(vault.path)
     assert (gate.enabled, gate.failures) == (False, 4)
     unlock_gate.record(vault.path, ok=True)
@@ -48,7 +48,7 @@ def test_setting_the_switch_mirrors_it_and_the_count_survives(vault: Vault) -> N
     [b"", b"{", b'{"enabled": "yes", "failures": 0, "last_failure": 0}', b"[1, 2]"],
 )
 def test_a_damaged_gate_reads_as_disabled(vault: Vault, damage: bytes) -> None:
-    acl.set_unlock_tool(vault, True)
+    unlock_gate.set_unlock_tool(vault, True)
     (vault.path / GATE_NAME).write_bytes(damage)
     assert unlock_gate.read(vault.path).enabled is False
 

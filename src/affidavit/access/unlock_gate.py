@@ -1,10 +1,11 @@
 """memory_unlock's gate: whether the tool is offered at all, and how soon it may be tried again.
 
-The switch itself is a sealed setting (``affidavit unlock-tool``, ADR 0063), which a locked
-server cannot read; yet a server must decide, while locked, whether to list the tool, and a
-disabled tool must not answer differently for a right and a wrong passphrase. So the switch
+The switch itself is a sealed setting (``affidavit unlock-tool``, ADR 0063;
+:func:`set_unlock_tool`, :func:`unlock_tool_enabled`), which a locked server cannot read; yet
+a server must decide, while locked, whether to list the tool, and a disabled tool must not
+answer differently for a right and a wrong passphrase. So the switch
 is mirrored into ``unlock-tool.json`` in the vault directory whenever it is set
-(:func:`acl.set_unlock_tool`) or read by a process that has the vault open (the memory
+(:func:`set_unlock_tool`) or read by a process that has the vault open (the memory
 server, ``affidavit unlock``), together with the count of wrong passphrases in a row.
 Missing or damaged means disabled.
 
@@ -28,7 +29,12 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from affidavit.access.grants import Settings
+
+UNLOCK_TOOL_SETTING = "mcp.unlock_tool_enabled"
 GATE_NAME = "unlock-tool.json"
 FREE_TRIES = 3
 FIRST_PAUSE_S = 15.0
@@ -50,6 +56,18 @@ class Gate:
             return 0.0
         pause = min(FIRST_PAUSE_S * 2.0 ** (self.failures - FREE_TRIES), MAX_PAUSE_S)
         return max(0.0, self.last_failure + pause - now)
+
+
+def unlock_tool_enabled(vault: Settings) -> bool:
+    """Whether the user allowed the ``memory_unlock`` MCP tool (off unless they turned it on)."""
+    return vault.get_setting(UNLOCK_TOOL_SETTING, False) is True
+
+
+def set_unlock_tool(vault: Settings, enabled: bool) -> None:
+    """Allow or forbid the ``memory_unlock`` MCP tool (a sealed setting), and mirror the
+    switch for servers that start while the vault is locked."""
+    vault.set_setting(UNLOCK_TOOL_SETTING, bool(enabled))
+    remember(vault.path, bool(enabled))
 
 
 def read(vault_dir: Path) -> Gate:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from affidavit.access.grants import Settings, check_name
 from affidavit.core.errors import NotFoundError
-from affidavit.recall.access import Settings, check_name
 
 TOKENS_SETTING = "http.tokens"
 PREFIX = "afv_"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from affidavit import access as acl
+from affidavit.access import unlock_gate
 from affidavit.core.errors import InputError, PolicyError
-from affidavit.recall import access as acl
 from affidavit.vault import Vault
 from tests.vault.conftest import TEST_PASSPHRASE
 
@@ -54,10 +55,10 @@ def test_bad_grants_are_refused(vault, caller, namespace, mode):
 
 def test_grants_and_the_unlock_switch_survive_reopening(setup, vault):
     acl.grant(vault, "bot", "user", "ro")
-    acl.set_unlock_tool(vault, True)
+    unlock_gate.set_unlock_tool(vault, True)
     vault.close()
     with Vault.open(setup.path, passphrase=TEST_PASSPHRASE) as again:
         assert acl.Grants.load(again).table == {"bot": {"user": "ro"}}
-        assert acl.unlock_tool_enabled(again) is True
-        acl.set_unlock_tool(again, False)
-        assert acl.unlock_tool_enabled(again) is False
+        assert unlock_gate.unlock_tool_enabled(again) is True
+        unlock_gate.set_unlock_tool(again, False)
+        assert unlock_gate.unlock_tool_enabled(again) is False
