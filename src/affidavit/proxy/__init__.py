@@ -23,6 +23,8 @@ relay or an HTTP client)::
     AuditLog(path, session), AuditEntry (one entry, typed), default_log_path(),
     read_entries(path) -> [AuditEntry] (a broken chain is refused), verify_log(path) -> LogReport
         (a verimcp log is read as well, and reported as not chained)
+    check_receipt(path, entry_hash) -> ReceiptCheck   whether an entry of an intact chain
+        still proves a VERIFIED call (a memory's evidence)
     LogFollower(path).poll() -> LogUpdate   the entries appended since the last poll (the
         console's live feed), each link verified as it is read
     backtest(entries, policy) -> Backtest   which recorded calls a new policy would decide
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
         LogFollower,
         LogReport,
         LogUpdate,
+        ReceiptCheck,
+        check_receipt,
         default_log_path,
         read_entries,
         verify_log,
@@ -70,11 +74,13 @@ __all__ = [
     "LogUpdate",
     "ProxyInterceptor",
     "ProxyOptions",
+    "ReceiptCheck",
     "Relay",
     "SamplingLimit",
     "StdioBackend",
     "Verifier",
     "backtest",
+    "check_receipt",
     "default_log_path",
     "github_api_url_problem",
     "load_policy",

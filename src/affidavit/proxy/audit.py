@@ -193,6 +193,46 @@ def verify_log(path: Path) -> LogReport:
     return LogReport(ok=True, entries=len(links), head=head)
 
 
+@dataclass(frozen=True)
+class ReceiptCheck:
+    """Whether one entry of an audit log still proves a call the proxy judged VERIFIED.
+
+    ``reason`` says why not (empty when it holds); ``entry`` is the entry found, if any.
+    """
+
+    holds: bool
+    reason: str = ""
+    entry: AuditEntry | None = None
+
+
+def check_receipt(path: Path, entry_hash: str) -> ReceiptCheck:
+    """Judge a receipt: the log at ``path`` verifies link by link, holds an entry whose link
+    hash is ``entry_hash``, and that entry records a call with the verdict ``verified``.
+
+    The memory plane asks this to prove a memory by a tool call (docs/evidence.md); a log
+    without a hash chain (verimcp's) proves nothing, whatever it says.
+    """
+    path = Path(path)
+    try:
+        if _written_by_verimcp(path):
+            return ReceiptCheck(False, f"{path} is a verimcp log: it has no hash chain")
+        links = list(_links(path))
+    except OSError as exc:
+        return ReceiptCheck(False, f"the audit log {path} cannot be read ({exc.strerror})")
+    broken = first_break(links)
+    if broken is not None:
+        where = f"entry {broken.index + 1}: {broken.reason}"
+        return ReceiptCheck(False, f"the audit log {path} no longer verifies (broken at {where})")
+    body = next((body for _, link, body in links if link == entry_hash), None)
+    if body is None:
+        return ReceiptCheck(False, f"the audit log {path} holds no entry {entry_hash[:16]}…")
+    entry = cast("AuditEntry", dict(body))
+    if entry.get("kind") != "call" or entry.get("verdict") != "verified":
+        verdict = entry.get("verdict") or "no verdict"
+        return ReceiptCheck(False, f"entry {entry_hash[:16]}… is a {verdict} call", entry)
+    return ReceiptCheck(True, "", entry)
+
+
 def read_entries(path: Path) -> list[AuditEntry]:
     """Every entry body in order (for ``proxy replay``); a broken chain is refused. A verimcp
     log's entries are translated into ours (:mod:`affidavit.proxy.verimcp_log`)."""

@@ -301,6 +301,32 @@ class PackShelf:
         }
         return view  # type: ignore[return-value]
 
+    def citation_problem(self, name: str, signer: str, record_id: str, quote: str) -> str:
+        """Why a citation of this pack proves nothing now; empty when it does.
+
+        It proves something only while the pack is in recall (verified under its install's
+        trust flags, unchanged on disk, not revoked or expired under ``--strict``), was
+        signed by a key this host trusts, by the key the citation names, and the quote
+        stands verbatim in the record's statement or in one of its proven quotes.
+        """
+        loaded = self._loaded.get(name)
+        if loaded is None:
+            refused = self._refused.get(name)
+            return refused[1] if refused else f"no pack named {name} is installed"
+        install = loaded.install
+        if install.signature != SIGNED:
+            return f"pack {name} is {install.signature}: an unsigned pack proves nothing"
+        if install.fingerprint != signer:
+            return f"pack {name} is signed by {install.fingerprint}, not {signer}"
+        found = self._records.get(f"{install.namespace}:{record_id}")
+        if found is None:
+            return f"pack {name} holds no record {record_id}"
+        record = found[1]
+        texts = [record["statement"], *(c["quote"] for c in record["evidence"])]
+        if not any(quote in text for text in texts):
+            return f"the quote is not verbatim in record {record_id} of pack {name}"
+        return ""
+
     def status(self) -> list[dict[str, Any]]:
         """Each installed pack and whether it is in recall now."""
         out = [{**lo.install.as_dict(), "in_recall": True} for lo in self._loaded.values()]
