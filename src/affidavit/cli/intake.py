@@ -153,22 +153,24 @@ def review(ctx: click.Context, as_json: bool) -> None:
 @review.command("accept")
 @click.argument("candidate_id", metavar="ID", help="The candidate's id (from `review`).")
 @click.option("--edit", "text", help="Store this wording instead (one claim).")
-@click.option("--namespace", default="default", help="The namespace it goes to.")
+@click.option("--namespace", help="The namespace it goes to (default: your own).")
 @json_option
-def review_accept(candidate_id: str, text: str | None, namespace: str, as_json: bool) -> None:
+def review_accept(
+    candidate_id: str, text: str | None, namespace: str | None, as_json: bool
+) -> None:
     """Store a candidate as a memory (optionally reworded)."""
     from affidavit.intake import accept
-    from affidavit.recall import store_json
+    from affidavit.recall import views
 
     with open_memory() as memory:
         outcome = accept(memory, candidate_id, text=text, namespace=namespace)
     if as_json:
-        print_json(store_json(outcome, namespace))
+        print_json(views.store_json(outcome))
         return
     if outcome["id"] is None:
         stdout.print(shown(f"not stored ({outcome['status']}): {outcome.get('hint', '')}"))
         return
-    stdout.print(shown(f"{outcome['status']}: {outcome['id']} in {namespace}"))
+    stdout.print(shown(f"{outcome['status']}: {outcome['id']} in {outcome['namespace']}"))
 
 
 @review.command("drop")
@@ -281,8 +283,8 @@ def import_(
         return
     from affidavit.intake import Format, read_plan, store_plan
 
-    namespace = namespace or "default"
     with open_memory() as memory:
+        namespace = namespace or memory.namespace
         plan = read_plan(Format(fmt), Path(source), memory.max_chars)
         stored = None
         if not dry_run:

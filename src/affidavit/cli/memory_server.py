@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def serve(caller: str, vault: Path | None, http: HttpOptions | None) -> None:
     """Serve the memory vault to an MCP client over stdio (or --http).
 
-    14 memory_* tools. The vault is opened after the handshake; a locked vault still serves
+    The memory_* tools. The vault is opened after the handshake; a locked vault still serves
     memory_status and answers every other call with the advice to unlock. Over --http each
     client sends a bearer token from `affidavit grant token CALLER`, which names its caller.
     """

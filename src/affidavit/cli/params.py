@@ -23,6 +23,16 @@ MANY: dict[str, Any] = {"multiple": True, "default": ()}
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 """``--json``, the same on every command that returns data: one JSON document on stdout."""
 
+caller_option = click.option(
+    "--caller",
+    default="user",
+    envvar="AFFIDAVIT_CALLER",
+    show_envvar=True,
+    help="Who is asking: the caller whose grants apply and whose namespace is the default "
+    "(as `serve --caller`).",
+)
+"""``--caller``: the terminal is a caller like an MCP client, ``user`` unless told otherwise."""
+
 
 def http_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--http HOST:PORT`` and its companions, handed to ``command`` as one ``http``

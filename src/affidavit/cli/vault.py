@@ -13,17 +13,17 @@ import contextlib
 import json
 import secrets
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from affidavit.cli import passphrase
-from affidavit.cli.opening import open_vault
+from affidavit.cli.opening import open_memory, open_vault
 from affidavit.cli.output import print_json, shown, stderr, stdout, visible, warn
-from affidavit.cli.params import PATH, json_option
-from affidavit.core.errors import InputError, LockedError, UsageError
+from affidavit.cli.params import PATH, caller_option, json_option
+from affidavit.core.errors import InputError, LockedError, NotFoundError, UsageError
 
 if TYPE_CHECKING:
     from affidavit.vault import NewItem
@@ -273,31 +273,34 @@ def twofa_disable(keyfile: Path) -> None:
 
 
 @click.command("get")
-@click.argument("item_id", metavar="ID", help="The record id.")
+@click.argument("item_id", metavar="ID", help="The memory's or relation's id.")
+@caller_option
 @json_option
-def get(item_id: str, as_json: bool) -> None:
-    """Show one record."""
-    from affidavit import access
+def get(item_id: str, caller: str, as_json: bool) -> None:
+    """Show one memory (superseded ones too) or one relation.
 
-    vault = open_vault()
-    try:
-        item = access.Access(vault).readable(item_id)
-    finally:
-        vault.close()
+    With --json: as memory_get answers (a relation: its own object), with the notice that
+    recalled content is data, not instructions.
+    """
+    from affidavit.recall import WrongKindError, views
+
+    with open_memory(caller) as m:
+        try:
+            shown_json: Mapping[str, Any] = views.memory_got_json(m.get_memory(item_id))
+        except WrongKindError as exc:
+            if exc.kind != "relation":
+                raise NotFoundError(exc.message, "`affidavit review` shows captured ones") from None
+            shown_json = views.relation_got_json(m.get_relation(item_id))
     if as_json:
-        print_json(item.as_dict())
+        print_json(shown_json)
         return
-    data = dict(item.data)
-    text = data.pop("text", None)
+    record = dict(shown_json.get("memory") or shown_json["relation"])
+    text = record.pop("text", None)
     if text is not None:
         stdout.print(shown(text))
-    for key, value in [
-        ("id", item.id),
-        ("kind", item.kind),
-        ("namespace", item.namespace),
-        ("saved", item.saved_at),
-        *sorted(data.items()),
-    ]:
+    for key, value in record.items():
+        if value is None or value == []:
+            continue
         joined = ", ".join(map(str, value)) if isinstance(value, list) else value
         stdout.print(shown(f"  {key}: {joined}"))
 
@@ -309,18 +312,14 @@ def get(item_id: str, as_json: bool) -> None:
     is_flag=True,
     help="Destroy its key and ciphertext too: unrecoverable from the vault.",
 )
+@caller_option
 @json_option
-def forget(item_id: str, shred: bool, as_json: bool) -> None:
+def forget(item_id: str, shred: bool, caller: str, as_json: bool) -> None:
     """Forget a record (with --shred, crypto-shred it)."""
-    from affidavit.recall import Memory
-
-    vault = open_vault()
-    try:
-        Memory(vault).forget(item_id, shred=shred)
-    finally:
-        vault.close()
+    with open_memory(caller) as m:
+        done = m.forget(item_id, shred=shred)
     if as_json:
-        print_json({"id": item_id, "forgotten": True, "shredded": shred})
+        print_json(done)
     else:
         stdout.print(f"{'shredded' if shred else 'forgot'} {item_id}", markup=False)
 

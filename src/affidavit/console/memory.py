@@ -46,6 +46,7 @@ from affidavit.console.memory_review import review_link, review_routes
 from affidavit.console.memory_vault import VaultHolder
 from affidavit.console.widgets import card, confirm_form
 from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
+from affidavit.recall import Claim, EdgeQuery
 
 if TYPE_CHECKING:
     from affidavit.recall import Memory, MemoryView
@@ -112,7 +113,7 @@ def section(console: Console) -> Section:
         return {name: request.query_params.get(name, "").strip() for name in FILTERS}
 
     def namespaces(memory: Memory) -> list[str]:
-        return sorted(memory.vault.status()["namespaces"])
+        return [row["name"] for row in memory.namespaces()["namespaces"]]
 
     # -- search ------------------------------------------------------------------------------
 
@@ -194,7 +195,7 @@ def section(console: Console) -> Section:
             view = history["memory"]
             edges = [
                 r
-                for r in memory.relations(limit=GRAPH_LIMIT)["relations"]
+                for r in memory.relations(EdgeQuery(limit=GRAPH_LIMIT))["relations"]
                 if r.get("src_id") == memory_id
             ]
             return page(
@@ -273,13 +274,15 @@ def section(console: Console) -> Section:
 
     def correct(memory: Memory, view: MemoryView, fields: dict[str, str]) -> str:
         outcome = memory.store(
-            text=fields["text"],
-            source=fields["source"] or f"correction of {view['id']} in the console",
-            namespace=view["namespace"],
-            tags=view["tags"],
-            kind=view["kind"],
-            importance=view["importance"],
-            supersedes=[view["id"]],
+            Claim(
+                fields["text"],
+                fields["source"] or f"correction of {view['id']} in the console",
+                namespace=view["namespace"],
+                tags=tuple(view["tags"]),
+                kind="opinion" if view["kind"] == "opinion" else "fact",
+                importance=view["importance"],
+                supersedes=(view["id"],),
+            )
         )
         return str(outcome["id"])
 
@@ -289,7 +292,7 @@ def section(console: Console) -> Section:
         entity = request.query_params.get("entity", "").strip()
 
         def work(memory: Memory) -> Response:
-            found = memory.relations(entity=entity or None, limit=GRAPH_LIMIT)
+            found = memory.relations(EdgeQuery(entity=entity or None, limit=GRAPH_LIMIT))
             title = f"Relations of {entity}" if entity else "All relations"
             more = f" (the newest {GRAPH_LIMIT} of {found['total']})" if found["truncated"] else ""
             return page(
@@ -326,7 +329,7 @@ def section(console: Console) -> Section:
         try:
             memory = await run_in_threadpool(holder.memory)
             found = await run_in_threadpool(
-                lambda: memory.relations(entity=entity, limit=GRAPH_LIMIT)
+                lambda: memory.relations(EdgeQuery(entity=entity, limit=GRAPH_LIMIT))
             )
         except AffidavitError as exc:
             return JSONResponse({"error": str(exc)}, status_code=409)
@@ -353,13 +356,9 @@ def section(console: Console) -> Section:
         def work(memory: Memory) -> Response:
             from affidavit.intake import candidates
 
-            status = memory.vault.status()
-            grants = memory.access.grants()
-            views = [
-                it
-                for it in memory.vault.items("memory")
-                if grants.mode(memory.access.caller, it.namespace) != "none"
-            ]
+            listing = memory.namespaces()
+            readable = {row["name"] for row in listing["namespaces"]}
+            views = [it for it in memory.vault.items("memory") if it.namespace in readable]
             report = memory.vault.verify_audit()
             latest = memory.vault.audit_log(limit=AUDIT_SHOWN)
             return page(
@@ -384,7 +383,7 @@ def section(console: Console) -> Section:
                 ),
                 tag(
                     "div",
-                    namespaces_card(status, grants.table),
+                    namespaces_card(listing, memory.access.grants().table),
                     audit_card(report, latest),
                     class_="panels",
                 ),

@@ -151,21 +151,25 @@ def candidate(memory: Memory, candidate_id: str) -> Candidate:
 
 
 def accept(
-    memory: Memory, candidate_id: str, *, text: str | None = None, namespace: str = "default"
+    memory: Memory, candidate_id: str, *, text: str | None = None, namespace: str | None = None
 ) -> StoreOutcome:
     """Store a candidate (or ``text``, its edited wording) as a memory, then forget it.
 
     A store that finds the memory already there (a duplicate) also clears the candidate; an
     edit the claim rules refuse raises before anything changes.
     """
+    from affidavit.recall import Claim
+
     item = _waiting(memory, candidate_id)
     tags: Sequence[str] = item.data.get("tags") or ()
     outcome = memory.store(
-        text=item.data["text"] if text is None else text,
-        source=item.data["source"],
-        tags=[t for t in tags if t not in ("user", "assistant")],
-        discovered=item.data.get("discovered"),
-        namespace=namespace,
+        Claim(
+            item.data["text"] if text is None else text,
+            item.data["source"],
+            tags=tuple(t for t in tags if t not in ("user", "assistant")),
+            discovered=item.data.get("discovered"),
+            namespace=namespace,
+        )
     )
     if outcome["id"] is not None:
         memory.forget(candidate_id)
