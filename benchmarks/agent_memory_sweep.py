@@ -1,13 +1,14 @@
 """Agent-memory ranking sweep on the TUNING half: embed once, score many settings in seconds.
 
-``benchmarks/agent_memory.py`` measures the product end to end (a fresh vault, every fact
-through ``Memory.store``), about a minute a run and one corpus. Tuning needs many runs and
-more questions than one corpus has, so this script generates the corpus for each seed
-(other seeds draw other entities into the same templates), embeds the live facts and the
-tuning questions once, then for each setting builds the in-RAM ``RecallIndex`` that
-``--path store`` leaves behind (saved in order today, so they age; corrections replaced)
-and ranks every question with the product's ranking code. For seed 2026 and no override
-its figures equal ``agent_memory.py --split tune``.
+``benchmarks/agent_memory.py --corpus synthetic`` measures the product end to end on this
+corpus (a fresh vault, every fact through ``Memory.store``), about a minute a run and one
+corpus. Tuning needs many runs and more questions than one corpus has, so this script
+generates the corpus for each seed (other seeds draw other entities into the same
+templates), embeds the live facts and the tuning questions once, then for each setting
+builds the in-RAM ``RecallIndex`` that storing leaves behind (saved in order today, so they
+age; corrections replaced) and ranks every question with the product's ranking code (seed
+2026: the questions of ``agent_memory.py --corpus synthetic --split tune``). Its intervals
+resample questions, not families.
 
     python benchmarks/agent_memory_sweep.py [--seeds 2026 1 2 3] [--save F] [--compare F]
                                             [--label NAME] "" "W_VEC=0.4,W_LEX=0.6" ...

@@ -53,9 +53,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
-from _procs import children, service_pid  # benchmarks/ is on sys.path
+from _mcp_host import affidavit_env, checked, client, minimal_env, run  # benchmarks/ is on sys.path
+from _procs import children, service_pid
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "out"
@@ -258,21 +259,7 @@ async def timed(samples: Samples, step: Awaitable[Any]) -> Any:
     return result
 
 
-def checked(result: Any, what: str) -> Any:
-    if getattr(result, "is_error", False):
-        text = " ".join(getattr(c, "text", "") for c in result.content)
-        raise RuntimeError(f"{what} failed: {text[:300]}")
-    return result
-
-
 # ----------------------------------------------------------------------------- the tools
-
-
-def run(argv: list[str], env: dict[str, str], stdin: str | None = None) -> str:
-    done = subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[:3])} failed: {(done.stderr or done.stdout)[-500:]}")
-    return done.stdout
 
 
 def peer_venv(name: str, spec: str) -> Path | None:
@@ -297,15 +284,6 @@ def peer_venv(name: str, spec: str) -> Path | None:
         print(f"could not install {spec}: {install.stderr[-400:]}", file=sys.stderr)
         return None
     return home
-
-
-def minimal_env(home: Path, extra: dict[str, str]) -> dict[str, str]:
-    """What an MCP host gives a stdio server (HOME, PATH, ...), plus the tool's own settings.
-    ``PYTHONPATH`` is passed on too, so another checkout's code can be measured the same way
-    (``PYTHONPATH=/path/to/old/src python benchmarks/mcp_side_by_side.py --only proxy``)."""
-    keys = ("PATH", "LOGNAME", "USER", "SHELL", "TERM", "PYTHONPATH")
-    env = {k: os.environ[k] for k in keys if k in os.environ}
-    return {**env, "HOME": str(home), **extra}
 
 
 @dataclass
@@ -352,14 +330,7 @@ def tool_home(work: Path, name: str) -> Path:
 
 def affidavit_tool(work: Path) -> MemoryTool:
     home = tool_home(work, "affidavit")
-    env = minimal_env(
-        home,
-        {
-            "AFFIDAVIT_HOME": str(home / ".affidavit"),
-            "AFFIDAVIT_VAULT": str(home / "vault"),
-            "AFFIDAVIT_RUNTIME_DIR": str(home / "private"),
-        },
-    )
+    env = affidavit_env(home)
     cli = [sys.executable, "-m", "affidavit"]
     secret_env = {**env, "AFFIDAVIT_PASSPHRASE": PASSPHRASE}
 
@@ -423,10 +394,6 @@ def compartment_tool(work: Path, venv_home: Path) -> MemoryTool:
         unlock_env=env,
         unlock_stdin=PASSPHRASE,
     )
-
-
-def client(params: StdioServerParameters) -> Client:
-    return Client(params, mode="legacy", cache=None)
 
 
 async def start_rows(tools: list[MemoryTool], starts: int, query: str) -> tuple[Row, Row]:

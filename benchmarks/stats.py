@@ -6,6 +6,14 @@ question and resampled as pairs: the paired bootstrap keeps the correlation betw
 systems (both find the easy questions), which makes its interval far narrower than
 comparing two independent intervals, and honest about what a difference of 0.004 means.
 
+Questions are not always independent: the questions of one family ask about the same few
+memories, so a family that a system gets wrong is wrong several times over. Given
+``clusters`` (one label per question), the bootstrap resamples whole clusters (a cluster
+bootstrap: each resample draws as many clusters as there are, with replacement, and takes
+the mean over all their questions), which widens the interval to what the number of
+families really supports. Without ``clusters`` each question is its own cluster, the plain
+percentile bootstrap.
+
 - :func:`interval`: the mean of one system's values with a percentile bootstrap interval.
 - :func:`paired_delta`: mean(a - b) over the same questions, with its interval; a delta
   whose interval excludes zero is a measured difference, anything else is noise.
@@ -56,35 +64,60 @@ class Interval:
         return f"{self.mean:+.3f} [{self.low:+.3f}, {self.high:+.3f}]{star}"
 
 
-def _bootstrap(values: Sequence[float], resamples: int, seed: int) -> Interval:
+#: One label per question; questions with the same label are resampled together.
+Clusters = Sequence[str]
+
+
+def _bootstrap(
+    values: Sequence[float], clusters: Clusters | None, resamples: int, seed: int
+) -> Interval:
     import numpy as np
 
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
         raise ValueError("no values to resample")
+    if clusters is None:
+        groups = np.arange(data.size)
+    else:
+        if len(clusters) != data.size:
+            raise ValueError(f"{len(clusters)} cluster labels for {data.size} values")
+        _, groups = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    sums = np.bincount(groups, weights=data)
+    sizes = np.bincount(groups).astype(np.float64)
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     for start in range(0, resamples, 1000):  # bounded memory for large question sets
         stop = min(resamples, start + 1000)
-        picks = rng.integers(0, data.size, size=(stop - start, data.size))
-        means[start:stop] = data[picks].mean(axis=1)
+        picks = rng.integers(0, sums.size, size=(stop - start, sums.size))
+        means[start:stop] = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
     tail = (1 - LEVEL) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return Interval(float(data.mean()), float(low), float(high))
 
 
-def interval(values: Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
-    """The mean of ``values`` with its bootstrap interval."""
-    return _bootstrap(values, resamples, seed)
+def interval(
+    values: Sequence[float],
+    *,
+    clusters: Clusters | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Interval:
+    """The mean of ``values`` with its bootstrap interval (resampling ``clusters`` whole)."""
+    return _bootstrap(values, clusters, resamples, seed)
 
 
 def paired_delta(
-    a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    clusters: Clusters | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> Interval:
     """mean(a - b) over paired values (the same questions, in the same order)."""
     if len(a) != len(b):
         raise ValueError(f"paired values differ in length ({len(a)} vs {len(b)})")
-    return _bootstrap([x - y for x, y in zip(a, b, strict=True)], resamples, seed)
+    return _bootstrap([x - y for x, y in zip(a, b, strict=True)], clusters, resamples, seed)
 
 
 def column(per_question: PerQuestion, ids: Sequence[str], system: str, metric: str) -> list[float]:
@@ -141,13 +174,16 @@ def compare_table(
     system: str,
     metrics: Sequence[str],
     label: tuple[str, str],
+    clusters: Mapping[str, str] | None = None,
 ) -> Any:
-    """A rich table of current - saved for one system, paired on the questions both hold."""
+    """A rich table of current - saved for one system, paired on the questions both hold
+    (resampling each question's cluster whole when ``clusters`` maps question -> cluster)."""
     from rich.table import Table
 
     ids = sorted(set(current) & set(saved))
     if not ids:
         raise SystemExit("the saved run shares no question with this one (another split?)")
+    groups = [clusters[q] for q in ids] if clusters is not None else None
     table = Table(title=f"{title}: {label[0]} - {label[1]}, {len(ids)} paired questions")
     for name in ("metric", label[1], label[0], "delta [95% CI]"):
         table.add_column(name, justify="right")
@@ -158,6 +194,6 @@ def compare_table(
             metric,
             f"{sum(before) / len(ids):.3f}",
             f"{sum(now) / len(ids):.3f}",
-            paired_delta(now, before).signed(),
+            paired_delta(now, before, clusters=groups).signed(),
         )
     return table
