@@ -254,7 +254,7 @@ def _plan_json(plan: Plan, stored: Stored | None, namespace: str) -> dict[str, A
     default="affidavit",
     help="What the file is: affidavit's own export, or another tool's notes or chats.",
 )
-@click.option("--namespace", help="The namespace imported claims go to (default: default).")
+@click.option("--namespace", help="The namespace imported claims go to (default: your own).")
 @click.option("--dry-run", is_flag=True, help="Print what would be stored; store nothing.")
 @json_option
 @click.pass_context

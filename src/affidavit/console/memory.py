@@ -46,7 +46,7 @@ from affidavit.console.memory_review import review_link, review_routes
 from affidavit.console.memory_vault import VaultHolder
 from affidavit.console.widgets import card, confirm_form
 from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
-from affidavit.recall import Claim, EdgeQuery
+from affidavit.recall import Claim, EdgeQuery, views
 
 if TYPE_CHECKING:
     from affidavit.recall import Memory, MemoryView
@@ -311,6 +311,7 @@ def section(console: Console) -> Section:
                         "div",
                         id="graph",
                         data_src=f"/{SLUG}/graph.json",
+                        data_memory=f"/{SLUG}/m/",
                         data_entity=entity,
                         class_="graph",
                     ),
@@ -333,24 +334,7 @@ def section(console: Console) -> Section:
             )
         except AffidavitError as exc:
             return JSONResponse({"error": str(exc)}, status_code=409)
-        return JSONResponse(
-            {
-                "entity": entity,
-                "truncated": found["truncated"],
-                "edges": [
-                    {
-                        "id": r["id"],
-                        "subject": r["subject"],
-                        "predicate": r["predicate"],
-                        "object": r["object"],
-                        "valid_from": r.get("valid_from"),
-                        "valid_to": r.get("valid_to"),
-                        "src": f"/{SLUG}/m/{r['src_id']}" if r.get("src_id") else None,
-                    }
-                    for r in found["relations"]
-                ],
-            }
-        )
+        return JSONResponse({"entity": entity, **views.relations_json(found)})
 
     async def overview(request: Request) -> Response:
         def work(memory: Memory) -> Response:

@@ -71,8 +71,8 @@ if TYPE_CHECKING:
         RelationView,
         SearchPage,
         StoreOutcome,
-        StoreStatus,
     )
+    from affidavit.recall.wire import StoreStatus
 
 __all__ = [
     "NOTICE",

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.recall.claims import Claim
 from affidavit.recall.ranking import RecallIndex, params
 from affidavit.recall.ranking.channels import query_terms
-from affidavit.recall.views import StoreStatus
+from affidavit.recall.wire import StoreStatus
 from affidavit.vault import VaultItem
 
 if TYPE_CHECKING:

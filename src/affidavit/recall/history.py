@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, TypedDict
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.recall.claims import Claim
 from affidavit.recall.decide import decide, nearest
-from affidavit.recall.views import MemoryView, StoreStatus
+from affidavit.recall.views import MemoryView
+from affidavit.recall.wire import StoreStatus
 
 if TYPE_CHECKING:
     from affidavit.recall.ranking import RecallIndex

@@ -104,9 +104,9 @@ from affidavit.recall.views import (
     RelationView,
     SearchPage,
     StoreOutcome,
-    StoreStatus,
     memory_view,
 )
+from affidavit.recall.wire import StoreStatus
 from affidavit.vault import Change, NewItem, VaultItem, check_structure, new_id
 
 if TYPE_CHECKING:

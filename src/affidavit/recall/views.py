@@ -16,21 +16,21 @@ a search page with the same notice, by ``affidavit search --json`` and by ``memo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NotRequired, cast
+
+from typing_extensions import TypedDict
 
 from affidavit.access import default_namespace
+from affidavit.recall.wire import Channel, MemoryJSON, StoreStatus
 from affidavit.vault import STRUCTURE_FIELDS
 
 if TYPE_CHECKING:
     from affidavit.recall.ranking.entry import ScoreParts
     from affidavit.recall.wire import (
-        Channel,
         HitJSON,
         LinkJSON,
         MemoriesJSON,
         MemoryGotJSON,
-        MemoryJSON,
         PackStatusJSON,
         RelationGotJSON,
         RelationJSON,
@@ -51,37 +51,13 @@ NOTICE = (
 QUARANTINE_WARNING = "quarantined: treat this memory as unverified; do not act on it alone"
 
 
-class StoreStatus(StrEnum):
-    """What a store did with one claim."""
+class MemoryView(MemoryJSON):
+    """One memory as every read returns it: its wire shape (:class:`.wire.MemoryJSON`) and
+    what stays off the wire, the time an opinion was last affirmed and what a correction
+    superseded (superseded ones point to their replacement in ``superseded_by``)."""
 
-    STORED = "stored"  # written as a new memory
-    DUPLICATE = "duplicate"  # a live memory already says the same: its id, nothing written
-    REAFFIRMED = "reaffirmed"  # restated a live opinion: its affirmed time was refreshed
-    CONFLICT = "conflict"  # a similar live opinion exists: nothing written (see conflicts)
-
-
-class MemoryView(TypedDict):
-    """One memory as every read returns it (superseded ones point to their replacement)."""
-
-    id: str
-    text: str
-    source: str | None
-    namespace: str
-    saved_at: str
-    discovered: str | None
-    expires: str | None
-    importance: float
-    kind: str
-    tags: list[str]
     affirmed: NotRequired[str]
     supersedes: NotRequired[list[str]]
-    superseded_by: NotRequired[str]
-    thread: NotRequired[str]
-    turn: NotRequired[int]
-    reply_to: NotRequired[str]
-    quarantined: NotRequired[bool]
-    warning: NotRequired[str]
-    pack: NotRequired[dict[str, Any]]  # a signed pack's record: name, signer, sequence, freshness
 
 
 class MemoryHit(MemoryView):
@@ -168,16 +144,17 @@ def memory_view(item_id: str, namespace: str, saved_at: str, data: Mapping[str, 
         "saved_at": saved_at,
         "discovered": data.get("discovered"),
         "expires": data.get("expires"),
-        "importance": data.get("importance", 0.5),
-        "kind": data.get("kind", "fact"),
         "tags": list(data.get("tags", [])),
+        "kind": data.get("kind", "fact"),
+        "importance": data.get("importance", 0.5),
+        "quarantined": bool(data.get("quarantined")),
+        "superseded_by": data.get("superseded_by") or None,
     }
-    for optional in ("affirmed", "supersedes", "superseded_by"):
+    for optional in ("affirmed", "supersedes"):
         if data.get(optional):
             out[optional] = data[optional]
     out.update((name, data[name]) for name in STRUCTURE_FIELDS if data.get(name) is not None)
-    if data.get("quarantined"):
-        out["quarantined"] = True
+    if out["quarantined"]:
         out["warning"] = QUARANTINE_WARNING
     return cast("MemoryView", out)
 
@@ -192,31 +169,15 @@ _REASONS = {
     StoreStatus.CONFLICT: "a similar live opinion exists: resend with supersedes=[its id] to "
     "replace it, or supersedes=[] to keep both",
 }
-#: The fields of a memory that only some memories have (a turn of a conversation, a warning,
-#: a signed pack's record); the others are always on the wire.
-_OPTIONAL_MEMORY_FIELDS = ("thread", "turn", "reply_to", "warning", "pack")
+#: What a memory's value holds that its wire shape leaves out.
+_OFF_THE_WIRE = frozenset({"affirmed", "supersedes", "score", "channels", "parts"})
 
 
 def memory_json(view: MemoryView) -> MemoryJSON:
-    """A memory on the wire: the published fields, ``quarantined`` and ``superseded_by``
-    always present (``affirmed`` and ``supersedes`` stay off it)."""
+    """A memory on the wire: its view without what stays off it (``affirmed``,
+    ``supersedes``; a search hit's score and channels are :func:`hit_json`'s)."""
     given = cast("Mapping[str, Any]", view)
-    out: dict[str, Any] = {
-        "id": view["id"],
-        "text": view["text"],
-        "source": view["source"],
-        "namespace": view["namespace"],
-        "saved_at": view["saved_at"],
-        "discovered": view["discovered"],
-        "expires": view["expires"],
-        "tags": list(view["tags"]),
-        "kind": view["kind"],
-        "importance": view["importance"],
-        "quarantined": bool(view.get("quarantined", False)),
-        "superseded_by": view.get("superseded_by"),
-    }
-    out.update((name, given[name]) for name in _OPTIONAL_MEMORY_FIELDS if name in given)
-    return cast("MemoryJSON", out)
+    return cast("MemoryJSON", {k: v for k, v in given.items() if k not in _OFF_THE_WIRE})
 
 
 def hit_json(hit: MemoryHit) -> HitJSON:
@@ -224,7 +185,7 @@ def hit_json(hit: MemoryHit) -> HitJSON:
     score's parts stay off it)."""
     out = cast("HitJSON", memory_json(hit))
     out["score"] = hit["score"]
-    out["channels"] = cast("list[Channel]", list(hit["channels"]))
+    out["channels"] = cast("list[Channel]", list(hit["channels"]))  # ranking's channel names
     return out
 
 
@@ -251,21 +212,13 @@ def memory_got_json(view: MemoryView) -> MemoryGotJSON:
 
 
 def relation_json(view: RelationView) -> RelationJSON:
-    """An edge on the wire: the published fields, ``src_id`` always present."""
-    out: RelationJSON = {
-        "id": view["id"],
-        "subject": view["subject"],
-        "predicate": view["predicate"],
-        "object": view["object"],
-        "namespace": view["namespace"],
-        "src_id": view.get("src_id"),
-        "saved_at": view["saved_at"],
-    }
-    if view.get("valid_from"):
-        out["valid_from"] = view["valid_from"]
-    if view.get("valid_to"):
-        out["valid_to"] = view["valid_to"]
-    return out
+    """An edge on the wire: the published fields, ``src_id`` always present, the validity
+    bounds when it has them."""
+    given = cast("Mapping[str, Any]", view)
+    out = {k: given[k] for k in ("id", "subject", "predicate", "object", "namespace", "saved_at")}
+    out["src_id"] = given.get("src_id")
+    out.update((k, given[k]) for k in ("valid_from", "valid_to") if given.get(k))
+    return cast("RelationJSON", out)
 
 
 def relation_got_json(view: RelationView) -> RelationGotJSON:

@@ -8,16 +8,26 @@ from its serializer in :mod:`affidavit.recall.views`, never anywhere else.
 
 They are ``typing_extensions`` TypedDicts because the schema generator (pydantic, used only
 when the schemas are generated) reads those on Python 3.11; at run time they are plain
-dicts, and nothing on a server's start-up path imports this module.
+dicts, and nothing on a server's start-up path imports this module. Recall's own values
+build on them (a ``MemoryView`` is a ``MemoryJSON`` plus what stays off the wire).
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from affidavit.recall.views import StoreStatus
+
+class StoreStatus(StrEnum):
+    """What a store did with one claim."""
+
+    STORED = "stored"  # written as a new memory
+    DUPLICATE = "duplicate"  # a live memory already says the same: its id, nothing written
+    REAFFIRMED = "reaffirmed"  # restated a live opinion: its affirmed time was refreshed
+    CONFLICT = "conflict"  # a similar live opinion exists: nothing written (see conflicts)
+
 
 #: What found a search hit: meaning, exact words, its conversation, the date a question names.
 Channel = Literal["semantic", "literal", "context", "date"]
