@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from affidavit.recall import NOTICE
 from tests.support import run_cli
 
 
@@ -36,6 +37,8 @@ def test_graph_commands(home: Path, cli_vault: dict[str, str]) -> None:
     assert [r["id"] for r in rel["relations"]] == [edge["id"]] and rel["truncated"] is False
     shown = run_cli(["relations", "--predicate", "owns"], home, env=cli_vault)
     assert "repo-x" in shown.stdout
+    got = _json(run_cli(["get", edge["id"], "--json"], home, env=cli_vault))
+    assert got == {"relation": edge, "notice": NOTICE}  # get reads a relation through recall too
     gone = _json(run_cli(["unlink", edge["id"], "--json"], home, env=cli_vault))
     assert gone == {"removed": True, "relation_id": edge["id"]}
     missing = run_cli(["unlink", edge["id"]], home, env=cli_vault)
