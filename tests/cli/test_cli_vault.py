@@ -44,7 +44,7 @@ def one_error_line(stderr: str) -> str:
 
 
 def test_init_creates_a_private_vault_and_refuses_to_overwrite(home: Path, tmp_path: Path) -> None:
-    env = {"AFFIDAVIT_VAULT": str(tmp_path / "v"), "AFFIDAVIT_PASSPHRASE": "init-pass-1"}
+    env = {"AFFIDAVIT_VAULT": str(tmp_path / "v"), "AFFIDAVIT_PASSPHRASE": "init passphrase one"}
     code, out, _ = cli(["init"], home, env)
     assert code == 0 and str(tmp_path / "v") in out
     assert (tmp_path / "v").stat().st_mode & 0o777 == 0o700
@@ -68,7 +68,7 @@ def test_init_with_a_new_keyfile_makes_a_two_factor_vault(home: Path, tmp_path: 
     keyfile.parent.mkdir()
     env = {
         "AFFIDAVIT_VAULT": str(tmp_path / "v"),
-        "AFFIDAVIT_PASSPHRASE": "pass-2fa",
+        "AFFIDAVIT_PASSPHRASE": "two factor passphrase",
         "AFFIDAVIT_RUNTIME_DIR": str(tmp_path),
     }
     code, out, _ = cli(["init", "--keyfile", str(keyfile), "--json"], home, env)
@@ -121,7 +121,7 @@ def test_store_get_forget_roundtrip(home: Path, cli_vault: dict[str, str]) -> No
         (["store", "  ", "--source", "s"], 2, "non-empty 'text'"),
         (["get", "0123456789abcdef0123"], 3, "no record"),
         (["export"], 2, "--plaintext"),
-        (["import", "/nonexistent/file.jsonl"], 2, "no file"),
+        (["import", "/nonexistent/file.jsonl"], 3, "does not exist"),
     ],
 )
 def test_bad_input_is_one_clear_line(
@@ -224,11 +224,11 @@ def test_passwd_and_two_factor_commands(
     seed(cli_vault, "kept across rekeys")
     code, _, err = cli(["passwd"], home, cli_vault)
     assert code == 6 and "AFFIDAVIT_NEW_PASSPHRASE" in one_error_line(err)
-    code, _, _ = cli(["passwd"], home, cli_vault, AFFIDAVIT_NEW_PASSPHRASE="second pass")
+    code, _, _ = cli(["passwd"], home, cli_vault, AFFIDAVIT_NEW_PASSPHRASE="the second passphrase")
     assert code == 0
     code, _, _ = cli(["status", "--json"], home, cli_vault)
     assert code == 6
-    env2 = {**cli_vault, "AFFIDAVIT_PASSPHRASE": "second pass"}
+    env2 = {**cli_vault, "AFFIDAVIT_PASSPHRASE": "the second passphrase"}
     keyfile = tmp_path / "k.key"
     code, out, _ = cli(["2fa", "enable", "--keyfile", str(keyfile)], home, env2)
     assert code == 0 and keyfile.exists()

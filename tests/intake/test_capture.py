@@ -9,6 +9,7 @@ import pytest
 
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.intake import (
+    ASSISTANT_SAID,
     CANDIDATE,
     accept,
     candidate,
@@ -36,11 +37,12 @@ def test_new_claims_become_candidates_with_their_transcript_and_time(
     report = capture_transcript(memory, path)
     assert (report.messages, report.captured) == (2, 2)
     found = candidates(memory)
-    assert [(c.text, c.category) for c in found] == [
-        ("No, the staging database is db-2.", "correction"),
-        ("Port 8080 is the API's.", "fact"),
+    assert [(c.text, c.category, c.speaker) for c in found] == [
+        ("No, the staging database is db-2.", "correction", "user"),
+        ("Port 8080 is the API's.", ASSISTANT_SAID, "assistant"),  # its words, not your facts
     ]
     assert found[0].source == f"{path.resolve()} at 2026-12-01T10:00:00Z"
+    assert found[1].source.endswith("said by the assistant (not you)")
     assert "`affidavit review`" in report.line()
 
 

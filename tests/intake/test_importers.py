@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from affidavit.core.errors import InputError
+from affidavit.core.errors import InputError, NotFoundError
 from affidavit.intake import Format, read_plan, store_plan
 from affidavit.recall import Memory
 from affidavit.vault import Vault
@@ -153,7 +153,7 @@ def test_a_bad_file_stores_nothing(memory: Memory, tmp_path: Path) -> None:
     chats.write_text('[{"mapping": {}, "title": "x"')
     with pytest.raises(InputError):
         read_plan(Format.CHATGPT, chats, memory.max_chars)
-    with pytest.raises(InputError, match="no file"):
+    with pytest.raises(NotFoundError, match="does not exist"):
         read_plan(Format.MARKDOWN, tmp_path / "missing.md", memory.max_chars)
     assert _texts(memory) == []
 

@@ -19,7 +19,8 @@ from affidavit.vault import DB_NAME, KdfParams, Vault
 from affidavit.vault.session_dir import RUNTIME_ENV
 from tests.pg import Cluster
 
-TEST_PASSPHRASE = "correct horse battery staple"
+TEST_PASSPHRASE = "plover quasar tandem mulch"
+"""Strong enough for `init` and `passwd` (the strength rule, ADR 0179): one place for every test."""
 
 
 #: The engines the crash, concurrency, tamper and canary tests run on: mark a test (or a

@@ -7,12 +7,14 @@ another local user could: a directory of theirs, a directory with a loose mode, 
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
 
-from affidavit.core.errors import IntegrityError, UnsupportedError
+from affidavit.core.errors import UnsupportedError
 from affidavit.vault import session_dir
 from affidavit.vault.session_dir import Machine
 from tests.support import run_cli
@@ -192,18 +194,48 @@ def _symlink_to_disk(planted: Path, tmp_path: Path) -> Path:
     ],
     ids=["another-users-directory", "loose-mode", "symlink-to-disk"],
 )
-def test_a_planted_session_directory_is_refused_and_gets_no_secret(
+def test_a_squatted_session_directory_is_left_alone_and_unlock_falls_back_to_a_private_one(
     home: Path, shared: Path, env: dict[str, str], tmp_path: Path, plant, words: list[str]
 ) -> None:
     planted = shared / f"affidavit-{UID}"
     watched = plant(planted, tmp_path)
     before = os.lstat(planted)
-    line = _refused(run_cli(["unlock"], home, env=env), *words)
-    assert str(planted) in line
-    assert list(watched.iterdir()) == []  # the secret landed nowhere
+    unlocked = run_cli(["unlock"], home, env=env)
+    assert unlocked.returncode == 0, unlocked.stderr
+    warning = [line for line in unlocked.stderr.splitlines() if "warning" in line]
+    assert len(warning) == 1 and str(planted) in warning[0], unlocked.stderr
+    assert all(word in warning[0] for word in words), warning
+    assert list(watched.iterdir()) == []  # the secret landed nowhere near the squatter
     after = os.lstat(planted)
     assert (after.st_mode, after.st_uid) == (before.st_mode, before.st_uid)  # left as found
+    (fallback,) = [p for p in shared.iterdir() if p.name.startswith(f"affidavit-{UID}-")]
+    info = os.lstat(fallback)
+    assert (info.st_uid, info.st_mode & 0o777) == (UID, 0o700)
+    pointer = home / ".affidavit" / session_dir.POINTER_NAME
+    assert pointer.read_text() == str(fallback) and pointer.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in fallback.iterdir()] and str(fallback) in warning[0]
+    # every other process of the user finds the session there, with no passphrase
+    no_secret = {k: v for k, v in env.items() if k != "AFFIDAVIT_PASSPHRASE"}
+    status = run_cli(["status", "--json"], home, env=no_secret)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["unlocked_by"] == "session"
+    assert run_cli(["lock"], home, env=no_secret).returncode == 0
+    assert list(fallback.iterdir()) == [] and list(watched.iterdir()) == []
     _nothing_unlocked(env)
+    assert run_cli(["status", "--json"], home, env=no_secret).returncode == 0  # locked, calm
+
+
+def test_a_pointer_to_a_directory_that_is_not_ours_is_ignored(
+    home: Path, shared: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    planted = _another_users(shared / f"affidavit-{UID}", tmp_path)
+    decoy = _another_users(shared / f"affidavit-{UID}-decoy", tmp_path)
+    pointer = home / ".affidavit" / session_dir.POINTER_NAME
+    pointer.parent.mkdir(mode=0o700)
+    pointer.write_text(str(decoy))  # recorded before a reboot; someone made the name since
+    assert run_cli(["unlock"], home, env=env).returncode == 0
+    assert list(decoy.iterdir()) == [] and list(planted.iterdir()) == []
+    assert pointer.read_text() not in (str(decoy), str(planted))
 
 
 @pytest.fixture
@@ -256,11 +288,21 @@ def test_an_unsafe_session_directory_does_not_stop_lock(
     _nothing_unlocked(env)
 
 
-def test_an_unsafe_directory_error_says_what_to_do(tmp_path: Path, shared: Path) -> None:
+def test_an_unsafe_directory_is_passed_over_for_a_recorded_private_one(
+    tmp_path: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AFFIDAVIT_HOME", str(tmp_path / "home"))
     planted = shared / f"affidavit-{UID}"
     planted.mkdir(mode=0o700)
     planted.chmod(0o755)
     machine = Machine("linux", UID, run_user=tmp_path / "none", shm=shared)
-    with pytest.raises(IntegrityError, match="mode 0755") as caught:
-        session_dir.private_dir(machine, create=True)
-    assert "remove it" in str(caught.value)
+    assert session_dir.private_dir(machine, create=False) is None  # nothing made by looking
+    made = session_dir.private_dir(machine, create=True)
+    assert made is not None and made.parent == shared and made != planted
+    assert session_dir.private_dir(machine, create=False) == made
+    assert session_dir.private_dir(machine, create=True) == made  # one place, not one per call
+    planted.chmod(0o700)  # the usual name is fine again: the recorded one still wins
+    assert session_dir.private_dir(machine, create=True) == made
+    made.rmdir()  # a reboot
+    assert session_dir.private_dir(machine, create=True) == planted
+    assert stat.S_IMODE(os.lstat(planted).st_mode) == 0o700

@@ -21,14 +21,17 @@ your memories, read-only, in the namespace pack:NAME.
 \b
 DIR                         the pack directory (an absolute path)
 --name NAME                 the installed name (default: the directory's name)
+--allow-unsigned            install a pack no key this host trusts signed (unsigned, or
+                            signed by a key not pinned); every hit from it is marked so
 --json                      print the install as JSON
 trust flags                 exactly as `affidavit pack verify` (see its --help); they are
                             applied again whenever a process loads the pack
 
-A pack that changes on disk, or whose key the --revoked-keys file later names, drops out of
-recall with a warning until it is installed again.
+A pack no trusted key signed is refused unless --allow-unsigned is given. A pack that changes
+on disk, or whose key the --revoked-keys file later names, drops out of recall with a warning
+until it is installed again.
 """
-USAGE = "DIR [TRUST FLAGS] [--name NAME] [--json]"
+USAGE = "DIR [TRUST FLAGS] [--name NAME] [--allow-unsigned] [--json]"
 
 
 @click.command(
@@ -44,14 +47,20 @@ def install(ctx: click.Context) -> None:
     from affidavit.cli.opening import open_vault
     from affidavit.recall import installed_packs
 
-    options, pack_dir, name, as_json = parse_pack_args(list(ctx.args), "install", "--name", str)
+    allow_unsigned, rest = _allow_unsigned(list(ctx.args))
+    options, pack_dir, name, as_json = parse_pack_args(rest, "install", "--name", str)
     with open_vault() as vault:
-        done = installed_packs.install(vault, pack_dir, options, name)
+        done = installed_packs.install(
+            vault, pack_dir, options, name, allow_unsigned=allow_unsigned
+        )
     if as_json:
         print_json(done.as_dict())
         return
-    if done.signature != "verified":
-        warn(f"pack {done.name} is {done.signature}: no key this host trusts signed it")
+    if done.signature != installed_packs.SIGNED:
+        warn(
+            f"pack {done.name} is {done.signature}: no key this host trusts signed it; "
+            "every hit from it is marked so"
+        )
     who = done.signer or done.fingerprint or "nobody"
     sequence = f", sequence {done.sequence}" if done.sequence is not None else ""
     sys.stdout.write(
@@ -61,6 +70,23 @@ def install(ctx: click.Context) -> None:
         )
         + "\n"
     )
+
+
+def _allow_unsigned(args: list[str]) -> tuple[bool, list[str]]:
+    """``--allow-unsigned`` (or ``=true``/``=false``) taken out of the raw command line."""
+    from affidavit.packs import parse_bool, take_flag
+    from affidavit.recall import installed_packs
+
+    flag = installed_packs.ALLOW_UNSIGNED
+    allowed, rest, index = False, [], 0
+    while index < len(args):
+        taken = take_flag(args, index, flag)
+        if taken is None:
+            rest.append(args[index])
+            index += 1
+        else:
+            allowed, index = parse_bool(flag, taken[0]), taken[1]
+    return allowed, rest
 
 
 @click.command("uninstall")

@@ -4,16 +4,21 @@ On a terminal the user is asked (twice when choosing one); otherwise the environ
 variable is read (``AFFIDAVIT_PASSPHRASE``, or ``AFFIDAVIT_NEW_PASSPHRASE`` for a new one).
 Neither path echoes, logs or repeats the secret in an error message. A passphrase must be
 UTF-8 text: bytes in another encoding, typed or in the variable, get one clear error (the
-key derivation checks the variable's value; :func:`_ask` checks what was typed).
+key derivation checks the variable's value; :func:`_ask` checks what was typed). A variable
+set to the empty string counts as unset (:func:`affidavit.crypto.passphrases.from_env`), and a
+new passphrase must pass the strength rule of :mod:`affidavit.crypto.passphrases` unless the
+command was given ``--weak-passphrase-ok``.
 """
 
 from __future__ import annotations
 
 import getpass
-import os
 import sys
 
+import click
+
 from affidavit.core.errors import AuthError, UsageError
+from affidavit.crypto.passphrases import WAIVER_FLAG, check_new, from_env
 
 CURRENT_ENV = "AFFIDAVIT_PASSPHRASE"
 NEW_ENV = "AFFIDAVIT_NEW_PASSPHRASE"
@@ -25,7 +30,7 @@ def _tty() -> bool:
 
 def current(prompt: str = "Vault passphrase: ") -> str:
     """The passphrase that opens the vault now."""
-    value = os.environ.get(CURRENT_ENV)
+    value = from_env(CURRENT_ENV)
     if value is not None:
         return value
     if not _tty():
@@ -47,9 +52,19 @@ def _ask(prompt: str) -> str:
         raise not_utf8() from None
 
 
-def choose(env: str = CURRENT_ENV, what: str = "passphrase") -> str:
-    """A new passphrase: asked twice on a terminal, else read from ``env``."""
-    value = os.environ.get(env)
+weak_ok_option = click.option(
+    WAIVER_FLAG,
+    "weak_ok",
+    is_flag=True,
+    help="Accept a new passphrase below the strength rule (12+ characters, not a common "
+    "password): for tests and throwaway vaults only.",
+)
+
+
+def choose(env: str = CURRENT_ENV, what: str = "passphrase", *, weak_ok: bool = False) -> str:
+    """A new passphrase: asked twice on a terminal, else read from ``env``; refused when it
+    is weaker than the rule allows, unless ``weak_ok``."""
+    value = from_env(env)
     if value is None:
         if not _tty():
             raise AuthError(
@@ -61,9 +76,9 @@ def choose(env: str = CURRENT_ENV, what: str = "passphrase") -> str:
             raise UsageError("the two entries differ", "run the command again")
     if not value:
         raise UsageError(f"the {what} is empty", f"choose a non-empty {what}")
-    return value
+    return value if weak_ok else check_new(value, what)
 
 
 def may_prompt() -> bool:
     """True when a locked vault may be opened by asking the person at the terminal."""
-    return CURRENT_ENV not in os.environ and _tty()
+    return from_env(CURRENT_ENV) is None and _tty()

@@ -63,11 +63,13 @@ def _ensure_keyfile(path: Path) -> bool:
     "AFFIDAVIT_STORE, else a SQLite file). A database that already holds a vault is joined. "
     "No password in the URL: use ~/.pgpass or PGPASSWORD.",
 )
+@passphrase.weak_ok_option
 @json_option
-def init(keyfile: Path | None, store: str | None, as_json: bool) -> None:
+def init(keyfile: Path | None, store: str | None, weak_ok: bool, as_json: bool) -> None:
     """Create an encrypted vault, or join a team vault.
 
-    Asks twice for a passphrase on a terminal, or reads AFFIDAVIT_PASSPHRASE.
+    Asks twice for a passphrase on a terminal, or reads AFFIDAVIT_PASSPHRASE. A new
+    passphrase needs 12 or more characters and must not be a common password.
     """
     from affidavit.vault import Vault, refuse_existing
     from affidavit.vault import store as stores
@@ -79,7 +81,7 @@ def init(keyfile: Path | None, store: str | None, as_json: bool) -> None:
         vault = Vault.join(directory, url, passphrase.current(), keyfile=keyfile)
         created_keyfile, done = False, f"joined the team vault {url} from {directory}"
     else:
-        secret = passphrase.choose()
+        secret = passphrase.choose(weak_ok=weak_ok)
         created_keyfile = _ensure_keyfile(keyfile) if keyfile is not None else False
         vault = Vault.create(directory, secret, keyfile=keyfile, store=url)
         where = f"in {url} (this machine's pointer: {directory})" if url else f"at {directory}"
@@ -209,17 +211,19 @@ def lock(sign: bool, out: Path | None, as_json: bool) -> None:
 
 
 @click.command("passwd")
-def passwd() -> None:
+@passphrase.weak_ok_option
+def passwd(weak_ok: bool) -> None:
     """Change the passphrase.
 
     Re-wraps the key slots and re-encrypts nothing. Reads AFFIDAVIT_PASSPHRASE and
-    AFFIDAVIT_NEW_PASSPHRASE when not at a terminal.
+    AFFIDAVIT_NEW_PASSPHRASE when not at a terminal. The new passphrase needs 12 or more
+    characters and must not be a common password.
     """
     from affidavit.vault import Vault
 
     vault = Vault.open(passphrase=passphrase.current("Current passphrase: "))
     try:
-        new = passphrase.choose(passphrase.NEW_ENV)
+        new = passphrase.choose(passphrase.NEW_ENV, weak_ok=weak_ok)
         vault.set_credentials(new, keyfile=vault.keyfile_path, op="passwd")
     finally:
         vault.close()
@@ -367,14 +371,20 @@ def _progress(total: int, label: str) -> Iterator[Callable[[int, int], None] | N
 
 def _read_import(source: str) -> list[NewItem]:
     """Parse an export file: every line checked before anything is stored."""
+    from affidavit.core.regular_file import USER_FILE_LIMIT, TooLargeError, read_bounded, read_named
     from affidavit.vault import parse_export
 
+    if source == "-":
+        try:
+            raw = read_bounded(sys.stdin.buffer, USER_FILE_LIMIT)
+        except TooLargeError as exc:
+            raise InputError(f"stdin holds {exc}", "import the export from a file") from None
+    else:
+        raw = read_named(Path(source), what="an export file (JSONL)")
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no file {source}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {source} ({exc})") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read {source} as UTF-8 text ({exc})") from None
     return parse_export(text, source)
 
 

@@ -75,13 +75,15 @@ class ImportJob:
         return lambda done, total: self._set(phase=phase, done=done, total=total)
 
     def _run(self) -> None:
+        from affidavit.core.regular_file import read_named
         from affidavit.recall import embed_missing
         from affidavit.vault import parse_export
 
         try:
+            raw = read_named(self.path, what="an export file (JSONL)")  # no FIFO, no device
             try:
-                text = self.path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
                 raise InputError(f"cannot read {self.path} ({exc})") from None
             items = parse_export(text, str(self.path))
             self._set(phase="embedding", total=len(items))

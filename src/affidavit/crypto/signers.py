@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from affidavit.core.errors import InputError
+from affidavit.core.regular_file import MIB, NotRegularError, TooLargeError, read_regular
 from affidavit.crypto.sshwire import WireFormatError, WireReader
+
+TRUST_FILE_MAX_BYTES = 16 * MIB
+"""The largest public key, trusted-keys or revoked-keys file read (thousands of keys fit)."""
 
 ED25519 = "ssh-ed25519"
 ED25519_KEY_LEN = 32
@@ -204,10 +208,13 @@ def read_revoked_keys(path: Path) -> frozenset[str]:
 
 
 def _read_text(path: Path, what: str) -> str:
+    """A key or trust file, through the bounded reader (no FIFO, device or huge file)."""
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(Path(path), TRUST_FILE_MAX_BYTES)
     except FileNotFoundError as exc:
         raise KeyFormatError(f"{what} {path} does not exist", "check the path") from exc
+    except (NotRegularError, TooLargeError) as exc:
+        raise KeyFormatError(f"{what} {path} is {exc}, not a key file", "name the file") from exc
     except OSError as exc:
         raise KeyFormatError(f"cannot read {what} {path}: {exc.strerror}") from exc
     try:

@@ -15,12 +15,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from affidavit.core.errors import InputError, NotFoundError
+from affidavit.core.errors import InputError
+from affidavit.core.regular_file import USER_FILE_LIMIT, read_named, size_words
 from affidavit.exports.model import Conversation
 
 CONVERSATIONS = "conversations.json"
-MAX_EXPORT_BYTES = 1024 * 1024 * 1024
-"""The largest ``conversations.json`` read (after unzipping): a bound on a zip bomb."""
+MAX_EXPORT_BYTES = USER_FILE_LIMIT
+"""The largest export file read, and the largest ``conversations.json`` unpacked from a zip
+(checked against the size the zip declares before anything is unpacked: a zip bomb is refused
+at no cost, ADR 0175)."""
 _ZIP_MAGIC = b"PK\x03\x04"
 _HINT = "export your data again, or check you picked the right file"
 
@@ -79,39 +82,37 @@ def source_id(value: Any, fallback: str) -> str:
 
 
 def read_file(path: Path) -> bytes:
-    """The bytes of an export file, or one clear error."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_EXPORT_BYTES:
-            raise InputError(
-                f"{path} is {size} bytes, more than {MAX_EXPORT_BYTES}", "split the export"
-            )
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise NotFoundError(f"{path} does not exist", "check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory", f"pass the {CONVERSATIONS} file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", "check its permissions") from None
+    """The bytes of an export file (a regular file, at most :data:`MAX_EXPORT_BYTES`), or one
+    clear error: a FIFO, a device, a directory or a huge file is refused unread."""
+    return read_named(path, MAX_EXPORT_BYTES, what=f"the {CONVERSATIONS} file or its .zip")
+
+
+def _too_big(label: str, size: str) -> InputError:
+    return InputError(
+        f"{label}: {CONVERSATIONS} unpacks to {size}, more than the "
+        f"{size_words(MAX_EXPORT_BYTES)} affidavit reads",
+        "export fewer conversations at a time",
+    )
 
 
 def _unzip(label: str, raw: bytes) -> bytes:
-    """``conversations.json`` from an export zip, read with a size bound."""
+    """``conversations.json`` from an export zip: refused from its declared size before any
+    byte is unpacked, and never unpacked past the bound (the declared size is enforced by the
+    reader, whose CRC check fails on a member longer than declared)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
-        names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == CONVERSATIONS]
-        if len(names) != 1:
-            found = "no" if not names else f"{len(names)} copies of"
-            raise InputError(f"{label} holds {found} {CONVERSATIONS}", _HINT)
-        with archive.open(names[0]) as member:
+        found = [i for i in archive.infolist() if i.filename.rsplit("/", 1)[-1] == CONVERSATIONS]
+        if len(found) != 1:
+            count = "no" if not found else f"{len(found)} copies of"
+            raise InputError(f"{label} holds {count} {CONVERSATIONS}", _HINT)
+        if found[0].file_size > MAX_EXPORT_BYTES:
+            raise _too_big(label, size_words(found[0].file_size))
+        with archive.open(found[0]) as member:
             data = member.read(MAX_EXPORT_BYTES + 1)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError) as exc:
         raise InputError(f"{label} is not a readable zip file ({exc})", _HINT) from None
     if len(data) > MAX_EXPORT_BYTES:
-        raise InputError(
-            f"{label}: {CONVERSATIONS} unpacks to more than {MAX_EXPORT_BYTES} bytes",
-            "split the export",
-        )
+        raise _too_big(label, f"more than {size_words(MAX_EXPORT_BYTES)}")
     return data
 
 
@@ -128,6 +129,8 @@ def load_json(label: str, raw: bytes) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise InputError(f"{label} is not valid JSON ({exc})", _HINT) from None
+    except RecursionError:  # deeper than Python's parser goes: no export nests like that
+        raise InputError(f"{label} is JSON nested too deeply to read", _HINT) from None
 
 
 def checked_text(place: Place, text: str) -> str:

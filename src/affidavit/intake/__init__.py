@@ -17,7 +17,7 @@ Public API (every name is loaded on first use)::
     capture_transcript(memory, path) -> CaptureReport   (.line(): the hook's one line)
     candidates(memory) -> [Candidate]     accept(memory, id, text=None, namespace=None)
     candidate(memory, id) -> Candidate    (NotFoundError unless it is waiting)
-    drop(memory, id)                      CANDIDATE, CAPTURE_NAMESPACE
+    drop(memory, id)                      CANDIDATE, CAPTURE_NAMESPACE, ASSISTANT_SAID
     read_plan(Format, path, max_chars) -> Plan(format, notes: [Note], skipped: [Skip])
     store_plan(memory, plan, namespace=None, progress=None) -> Stored
     extract(text, max_chars) -> [Extracted(text, category: Category)]
@@ -29,6 +29,7 @@ from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from affidavit.intake.capture import (
+        ASSISTANT_SAID,
         CANDIDATE,
         CAPTURE_NAMESPACE,
         Candidate,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from affidavit.intake.sentences import Category, Extracted, extract
 
 __all__ = [
+    "ASSISTANT_SAID",
     "CANDIDATE",
     "CAPTURE_NAMESPACE",
     "Candidate",

@@ -7,6 +7,14 @@ construction, not by a filter someone could forget). ``affidavit review`` lists 
 one stores it through the ordinary store path (claim rules, duplicates) into a real namespace
 and forgets the candidate; dropping forgets it.
 
+What a run keeps is what a person may see in ``review`` and the console, so two rules hold
+before a candidate is written (ADR 0176): a sentence that holds a password, token or key (the
+one detector the proxy's audit log uses, :mod:`affidavit.core.secret_text`) is dropped and
+counted, never stored; and a sentence the *assistant* wrote (which a prompt-injected model can
+author) is kept as :data:`ASSISTANT_SAID`, never as a decision, preference or correction of the
+user's, with "said by the assistant" in its source. Candidates captured by an older release are
+shown and accepted with any secret masked.
+
 Each transcript is read from where the last run stopped: the byte offsets live in a sealed
 vault setting (a transcript path says which projects a user works on), written after the
 candidates, and a sentence already waiting or already remembered word for word is not added
@@ -15,13 +23,13 @@ again, so a run interrupted between the two writes repeats nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import NotFoundError
+from affidavit.core.secret_text import holds_secret, scrub
 from affidavit.intake.sentences import extract
 from affidavit.intake.transcript import read_from
 from affidavit.vault import NewItem, VaultItem
@@ -33,17 +41,23 @@ CANDIDATE = "candidate"
 MEMORY = "memory"
 CAPTURE_NAMESPACE = "capture"
 OFFSETS_SETTING = "capture_offsets"
+USER = "user"
+ASSISTANT = "assistant"
+ASSISTANT_SAID = "said-by-assistant"
+"""The category of every candidate the assistant wrote, whatever the sentence claims: its words
+are not the user's decision, preference or correction."""
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One captured claim waiting for review."""
+    """One captured claim waiting for review, and who said it (``user`` or ``assistant``)."""
 
     id: str
     text: str
     category: str
     source: str
     captured_at: str
+    speaker: str = USER
 
     def as_json(self) -> dict[str, str]:
         """The one wire shape (``review --json``)."""
@@ -51,6 +65,7 @@ class Candidate:
             "id": self.id,
             "text": self.text,
             "category": self.category,
+            "speaker": self.speaker,
             "source": self.source,
             "captured_at": self.captured_at,
         }
@@ -65,13 +80,19 @@ class CaptureReport:
     captured: int
     already_known: int
     unreadable_lines: int
+    secrets_dropped: int = 0
 
     def line(self) -> str:
         """The one line the hook prints."""
         bad = f", {self.unreadable_lines} unreadable lines skipped" if self.unreadable_lines else ""
+        secret = (
+            f", {self.secrets_dropped} holding a password, token or key dropped"
+            if self.secrets_dropped
+            else ""
+        )
         return (
             f"affidavit: {self.captured} candidate memories captured from {self.messages} "
-            f"new messages ({self.already_known} already waiting or remembered){bad}; "
+            f"new messages ({self.already_known} already waiting or remembered){secret}{bad}; "
             "`affidavit review` to accept them"
         )
 
@@ -83,11 +104,22 @@ def _key(text: str) -> str:
 
 
 def _candidate(item: VaultItem) -> Candidate:
+    """A candidate as shown: any secret masked, the assistant's words labelled as such (also
+    for candidates an older release captured with the sentence's own kind)."""
     d = item.data
     tags = d.get("tags") or ["fact"]
+    speaker = ASSISTANT if ASSISTANT in tags else USER
+    category = ASSISTANT_SAID if speaker == ASSISTANT else str(tags[0])
+    source = str(d["source"])
+    if speaker == ASSISTANT and ASSISTANT_SAID not in tags:
+        source = _said_by_assistant(source)
     return Candidate(
-        item.id, str(d["text"]), str(tags[0]), str(d["source"]), str(d.get("captured_at", ""))
+        item.id, scrub(str(d["text"])), category, source, str(d.get("captured_at", "")), speaker
     )
+
+
+def _said_by_assistant(source: str) -> str:
+    return f"{source}, said by the assistant (not you)"
 
 
 def candidates(memory: Memory) -> list[Candidate]:
@@ -109,18 +141,27 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
     waiting |= {_key(str(it.data.get("text", ""))) for it in vault.items(MEMORY)}
     now = utc_iso(timespec="seconds")
     new: list[NewItem] = []
-    repeated = 0
+    repeated = secrets = 0
     for said in chunk.messages:
         when = said.timestamp or now
         for claim in extract(said.text, memory.max_chars):
+            if holds_secret(claim.text):
+                secrets += 1  # never written, so never shown
+                continue
             if _key(claim.text) in waiting:
                 repeated += 1
                 continue
             waiting.add(_key(claim.text))
+            source = f"{key} at {when}"
+            if said.role == ASSISTANT:
+                tags = [ASSISTANT_SAID, ASSISTANT]
+                source = _said_by_assistant(source)
+            else:
+                tags = [claim.category.value, USER]
             data = {
                 "text": claim.text,
-                "source": f"{key} at {when}",
-                "tags": [claim.category.value, said.role],
+                "source": source,
+                "tags": tags,
                 "discovered": when[:10],
                 "captured_at": now,
             }
@@ -129,7 +170,9 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
         vault.put_many(new)
     if chunk.offset != start:
         vault.set_setting(OFFSETS_SETTING, {**offsets, key: chunk.offset})
-    return CaptureReport(key, len(chunk.messages), len(new), repeated, chunk.unreadable_lines)
+    return CaptureReport(
+        key, len(chunk.messages), len(new), repeated, chunk.unreadable_lines, secrets
+    )
 
 
 def _waiting(memory: Memory, candidate_id: str) -> VaultItem:
@@ -161,12 +204,12 @@ def accept(
     from affidavit.recall import Claim
 
     item = _waiting(memory, candidate_id)
-    tags: Sequence[str] = item.data.get("tags") or ()
+    shown = _candidate(item)  # a secret an older release captured is stored masked
     outcome = memory.store(
         Claim(
-            item.data["text"] if text is None else text,
-            item.data["source"],
-            tags=tuple(t for t in tags if t not in ("user", "assistant")),
+            shown.text if text is None else text,
+            shown.source,
+            tags=(shown.category,),
             discovered=item.data.get("discovered"),
             namespace=namespace,
         )

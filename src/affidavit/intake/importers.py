@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.errors import InputError
+from affidavit.core.regular_file import read_named
+from affidavit.core.secret_text import holds_secret
 from affidavit.exports import USER, read_export
 from affidavit.intake.sentences import extract
 from affidavit.recall import Claim, StoreStatus, check_claim
@@ -106,6 +108,9 @@ class _Collect:
         self.skipped: list[Skip] = []
 
     def note(self, where: str, text: str, source: str, **rest: Any) -> None:
+        if holds_secret(text):  # the audit log's detector; the text is never repeated
+            self.skip(where, "it holds a password, token or key: secrets are not imported")
+            return
         try:
             claim = check_claim(text, self.max_chars)
         except InputError as exc:
@@ -121,13 +126,12 @@ class _Collect:
 
 
 def _read_text(path: Path) -> str:
+    """A named text file, through the bounded reader (a FIFO, a device, a directory or a file
+    over the size limit is one clear error, never a hang)."""
+    raw = read_named(path, what="a text file")
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no file {path}", "check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory", "name a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"cannot read {path} as UTF-8 text ({exc})") from None
 
 
@@ -270,6 +274,10 @@ def read_compartment(path: Path, max_chars: int) -> Plan:
         except ValueError:
             raise InputError(
                 f"{where} is not JSON", "nothing was imported; is this a plaintext JSONL export?"
+            ) from None
+        except RecursionError:
+            raise InputError(
+                f"{where} is JSON nested too deeply to read", "nothing was imported"
             ) from None
         if not isinstance(row, dict):
             raise InputError(f"{where} is not a JSON object", "nothing was imported")

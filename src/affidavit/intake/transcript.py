@@ -7,8 +7,11 @@ person or the model said (``tool_use`` / ``tool_result`` blocks are tool traffic
 marked ``isMeta`` are the client's own). Other line types (summaries, system notes) are skipped.
 
 Reading starts at a byte offset and stops after the last complete line: the client may be
-writing the next line as we read, and a half line is read whole on the next run. A line that
-is not JSON is counted and skipped, never fatal: the hook must not break the agent.
+writing the next line as we read, and a half line is read whole on the next run. One run reads
+at most :data:`MAX_CHUNK` bytes (a long backlog is taken over several runs), and the path is
+opened by the bounded reader, so a FIFO or a device named as the transcript is refused, never
+waited on. A line that is not JSON (or nests too deeply to read) is counted and skipped, never
+fatal: the hook must not break the agent.
 """
 
 from __future__ import annotations
@@ -18,7 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from affidavit.core.regular_file import MIB, open_named
+
 ROLES = ("user", "assistant")
+MAX_CHUNK = 64 * MIB
+"""The most one run reads: a backlog larger than this is taken over the next runs."""
 
 
 @dataclass(frozen=True)
@@ -69,21 +76,23 @@ def _said(line: Any) -> Said | None:
 
 def read_from(path: Path, offset: int) -> Chunk:
     """The messages appended to ``path`` since byte ``offset`` (from 0 if the file shrank)."""
-    with path.open("rb") as handle:
+    with open_named(path, None, what="a session transcript (.jsonl)") as handle:
         size = handle.seek(0, 2)
         if offset > size:
             offset = 0  # a new file under the same name
         handle.seek(offset)
-        data = handle.read()
+        data = handle.read(MAX_CHUNK)
     end = data.rfind(b"\n") + 1
     messages: list[Said] = []
     bad = 0
+    if end == 0 and len(data) == MAX_CHUNK:  # one line longer than a whole chunk: skipped
+        return Chunk((), offset + len(data), 1)
     for raw in data[:end].splitlines():
         if not raw.strip():
             continue
         try:
             said = _said(json.loads(raw))
-        except ValueError:
+        except (ValueError, RecursionError):
             bad += 1
             continue
         if said is not None:

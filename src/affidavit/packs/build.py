@@ -28,6 +28,7 @@ from affidavit.core.errors import (
     NotFoundError,
     UsageError,
 )
+from affidavit.core.regular_file import read_named
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import PackFormatError
 from affidavit.packs.render import render_memory, render_readme
@@ -110,15 +111,9 @@ class _Line:
 
 
 def read_input(path: Path) -> bytes:
-    """The bytes of an input file, read once (they are parsed and hashed from this copy)."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise NotFoundError(f"{path} does not exist", "check the path") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory, not a JSONL file", "pass a file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", "check its permissions") from None
+    """The bytes of an input file, read once (they are parsed and hashed from this copy)
+    through the bounded reader: a FIFO, a device or a huge file is one clear error."""
+    return read_named(path, what="a JSONL file")
 
 
 def _read_jsonl(label: str, raw: bytes) -> Iterator[_Line]:

@@ -40,51 +40,12 @@ from affidavit.core.hashchain import (
     link_problem,
 )
 from affidavit.core.paths import affidavit_home
+from affidavit.core.secret_text import REDACTED, scrub
 
 AUDIT_RESOURCE_URI = "affidavit://audit"
-REDACTED = "[redacted]"
 _SECRET_KEY = re.compile(
     r"(pass(word|phrase)?|secret|token|api[-_]?key|auth|credential|cookie|private[-_]?key)", re.I
 )
-_SENSITIVE_WORD = (
-    r"(?:passw(?:or)?d|passphrase|secret|token|api[-_]?key|access[-_]?key|auth[-_]?key"
-    r"|credential|private[-_]?key)"
-)
-# a whole name (or ``--flag``) holding such a word; anchored at the name's start, so the engine
-# tries each name once instead of every position inside it (linear, not quadratic)
-_SENSITIVE_NAME = rf"(?<![\w.-])[\w.-]*?{_SENSITIVE_WORD}[\w.-]*"
-_SENSITIVE_FLAG = rf"(?<![\w.-])--?[\w.-]*?{_SENSITIVE_WORD}[\w.-]*"
-# (pattern, replacement) for secrets *inside* a string, applied in this order
-_INLINE_SECRETS = tuple(
-    (re.compile(pattern, flags), replacement)
-    for pattern, flags, replacement in (
-        (
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
-            re.S,
-            REDACTED,
-        ),
-        (r"(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://)[^\s/@]+@", re.I, rf"\1{REDACTED}@"),  # user@
-        (r"\b((?:proxy-)?authorization\s*[:=]\s*)[^\r\n'\"]+", re.I, rf"\1{REDACTED}"),
-        (r"\b(Bearer|Basic|Token)\s+[\w.~+/=-]{8,}", re.I, rf"\1 {REDACTED}"),
-        (
-            r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|sk-[\w-]{16,}|sk_(?:live|test)_\w{16,}"
-            r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[\w-]{35}|glpat-[\w-]{20,}"
-            r"|npm_[A-Za-z0-9]{36}|eyJ[\w-]{5,}\.[\w-]{5,}\.[\w-]{5,}",
-            0,
-            REDACTED,
-        ),
-        (rf"({_SENSITIVE_NAME}[\"']?\s*[=:]\s*[\"']?)[^\s\"',;&]+", re.I, rf"\1{REDACTED}"),
-        (rf"({_SENSITIVE_FLAG}\s+)(?!-)[^\s\"',;&]+", re.I, rf"\1{REDACTED}"),
-    )
-)
-# every pattern above needs one of these (lower-cased): most strings (paths, names) have none
-# and skip the patterns altogether
-_TRIGGERS = (
-    *("pass", "secret", "token", "key", "credential", "auth", "bearer", "basic", "://"),
-    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "sk-", "sk_", "xox", "akia"),
-    *("aiza", "glpat", "npm_", "eyj"),
-)
-_TRIGGER = re.compile("|".join(map(re.escape, _TRIGGERS)))
 CONTENT_KEYS = frozenset(
     {"content", "contents", "text", "body", "data", "blob", "file_text", "patch", "diff"}
     | {"oldText", "newText", "old_str", "new_str", "old_string", "new_string"}
@@ -100,16 +61,6 @@ costs one wake-up, one lock and one write instead of one each."""
 def default_log_path() -> Path:
     """Where the audit log lives when ``--audit-log`` is not given."""
     return affidavit_home() / "proxy" / "audit.jsonl"
-
-
-def scrub(text: str) -> str:
-    """``text`` with every secret-shaped part replaced: credentials in URLs, header values,
-    known token formats, private keys, ``NAME=value`` and ``--name value`` for secret names."""
-    if not _TRIGGER.search(text.lower()):
-        return text
-    for pattern, replacement in _INLINE_SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 def content_digest(text: str) -> str:
@@ -182,12 +133,18 @@ depends on its ``kind``; every value is redacted before it is written (nothing s
 
 @dataclass(frozen=True)
 class LogReport:
-    """The result of walking a log: ``ok`` when every link verified."""
+    """The result of walking a log: ``ok`` when every link verified.
+
+    ``chained`` is False for a log in another product's format that has no hash chain
+    (verimcp's): its entries were read, but nothing shows they were not changed.
+    """
 
     ok: bool
     entries: int
     first_break: ChainBreak | None = None
     head: str = GENESIS
+    chained: bool = True
+    format: str = "affidavit"
 
 
 def _link(raw: bytes) -> tuple[str, str, Mapping[str, Any]]:
@@ -206,11 +163,28 @@ def _links(path: Path) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
                 yield _link(raw)
 
 
+def _written_by_verimcp(path: Path) -> bool:
+    """Whether ``path`` is a verimcp audit log (judged by its first non-empty line)."""
+    from affidavit.proxy.verimcp_log import is_verimcp_line
+
+    with path.open("rb") as handle:
+        first = next((raw for raw in handle if raw.strip()), b"")
+    return bool(first) and is_verimcp_line(first)
+
+
 def verify_log(path: Path) -> LogReport:
-    """Walk the chain in ``path``; report how many entries verified and the first break."""
+    """Walk the chain in ``path``; report how many entries verified and the first break.
+
+    A verimcp log is read and counted (a malformed line is refused) and reported as not
+    chained."""
     path = Path(path)
     if not path.exists():
         raise IntegrityError(f"no audit log at {path}", "check the path given to --audit-log")
+    if _written_by_verimcp(path):
+        from affidavit.proxy.verimcp_log import FORMAT, count_verimcp_entries
+
+        entries = count_verimcp_entries(path)
+        return LogReport(ok=True, entries=entries, head="", chained=False, format=FORMAT)
     links = list(_links(path))
     broken = first_break(links)
     if broken is not None:
@@ -220,7 +194,12 @@ def verify_log(path: Path) -> LogReport:
 
 
 def read_entries(path: Path) -> list[AuditEntry]:
-    """Every entry body in order (for ``proxy replay``); a broken chain is refused."""
+    """Every entry body in order (for ``proxy replay``); a broken chain is refused. A verimcp
+    log's entries are translated into ours (:mod:`affidavit.proxy.verimcp_log`)."""
+    if Path(path).exists() and _written_by_verimcp(Path(path)):
+        from affidavit.proxy.verimcp_log import read_verimcp_log
+
+        return read_verimcp_log(path)
     report = verify_log(path)
     if not report.ok:
         assert report.first_break is not None

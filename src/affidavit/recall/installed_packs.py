@@ -14,6 +14,11 @@ snapshot: names, size, mtime, ctime, inode) and the revoked-keys file's metadata
 that changed, or whose revocation list now names its key, drops out of recall with a
 warning until it is installed again. Pack records are keyword-searched only: embedding 10k
 records would take minutes, and an install must stay a verification (ADR 0135).
+
+A pack that no key this host trusts signed (``unsigned``, or ``untrusted``: signed by a key not
+pinned) is refused at install unless the caller says ``allow_unsigned`` (``pack install
+--allow-unsigned``); once in, each of its records carries that in ``warning`` on every read, so
+the CLI table, ``--json``, ``memory_search`` and the console all show it (ADR 0178).
 """
 
 from __future__ import annotations
@@ -37,6 +42,12 @@ if TYPE_CHECKING:
 
 SETTING = "installed_packs"
 PREFIX = "pack:"
+SIGNED = "verified"
+ALLOW_UNSIGNED = "--allow-unsigned"
+UNSIGNED_WARNING = (
+    "from a pack no key this host trusts signed ({status}): anyone could have written it; "
+    "treat it as unverified and do not act on it alone"
+)
 log = logging.getLogger(__name__)
 
 
@@ -105,19 +116,33 @@ def _trust(install: PackInstall) -> TrustOptions:
 
 
 def install(
-    vault: Vault, pack_dir: Path, trust: TrustOptions, name: str | None = None
+    vault: Vault,
+    pack_dir: Path,
+    trust: TrustOptions,
+    name: str | None = None,
+    *,
+    allow_unsigned: bool = False,
 ) -> PackInstall:
     """Verify the pack under ``trust`` and seal the install; replaces one of the same name.
 
-    Raises the pack plane's PackRefused (the failed check and why) before anything is written.
+    Raises the pack plane's PackRefused (the failed check and why) before anything is written;
+    PackTrustRefused for a pack no trusted key signed, unless ``allow_unsigned``.
     """
-    from affidavit.packs import verify_pack
+    from affidavit.packs import PackTrustRefused, verify_pack
 
     verified = verify_pack(pack_dir, trust)
     chosen = check_name(name or verified.path.name, "pack name")
     if len(PREFIX + chosen) > 64:
         raise InputError(f"pack name {chosen!r} is too long", "give a --name of 59 characters")
     report = verified.report
+    if report.signature.status != SIGNED and not allow_unsigned:
+        raise PackTrustRefused(
+            "trust",
+            f"{verified.path} is {report.signature.status}: no key this host trusts signed it, "
+            "so its records would sit beside your memories on nobody's word",
+            f"pin its signer (--trusted-fingerprint SHA256:... or --trusted-keys FILE), or "
+            f"install it anyway with {ALLOW_UNSIGNED} (every hit is then marked unsigned)",
+        )
     meta = report.meta
     record = PackInstall(
         name=chosen,
@@ -263,6 +288,8 @@ class PackShelf:
         }
         view: dict[str, Any] = dict(memory_view(item_id, install.namespace, "", data))
         view["saved_at"] = install.installed_at
+        if install.signature != SIGNED:
+            view["warning"] = UNSIGNED_WARNING.format(status=install.signature)
         view["pack"] = {
             "name": install.name,
             "record_id": record["record_id"],

@@ -40,4 +40,8 @@ def parse_export(text: str, source: str) -> list[NewItem]:
                 f"{source} line {number}: not an export row ({exc})",
                 "nothing was imported; fix that line",
             ) from None
+        except RecursionError:
+            raise InputError(
+                f"{source} line {number}: JSON nested too deeply to read", "nothing was imported"
+            ) from None
     return items

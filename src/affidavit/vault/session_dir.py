@@ -17,28 +17,43 @@ shares a session, MCP servers included, must then have it set.
 
 Inside the place affidavit uses its own directory, ``affidavit-<uid>``. In ``/dev/shm`` another
 local user could pre-create that name or plant a symlink there and catch the secret, so the
-directory is made with mode 0700 and then checked on an ``O_NOFOLLOW`` descriptor: a symlink,
-another owner or another mode is refused with a clear error, and nothing is written. Files
-inside are created ``O_CREAT|O_EXCL|O_NOFOLLOW`` with mode 0600 and renamed into place, read
-without following symlinks, and wiped without following them either.
+directory is made with mode 0700 and then checked on an ``O_NOFOLLOW`` descriptor. When the name
+is taken (a symlink, another owner, another mode), nothing is written there and nothing there
+is touched: the session falls back to a fresh directory of the user's own, made by ``mkdtemp``
+(0700, an unguessable name beside the squatted one), and its path is recorded in the user's
+private affidavit home (``~/.affidavit/session-dir``, 0600) where every process of the user
+looks next (ADR 0177). A recorded directory is used only while it still passes the same checks;
+after a reboot it is gone and the next ``unlock`` makes another. Files inside are created
+``O_CREAT|O_EXCL|O_NOFOLLOW`` with mode 0600 and renamed into place, read without following
+symlinks, and wiped without following them either.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import logging
 import os
 import secrets
 import stat
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir, write_atomic
 from affidavit.core.errors import IntegrityError, UnsupportedError
+from affidavit.core.paths import affidavit_home
 from affidavit.core.regular_file import NotRegularError, TooLargeError, read_regular
 
+log = logging.getLogger(__name__)
 RUNTIME_ENV = "AFFIDAVIT_RUNTIME_DIR"
+POINTER_NAME = "session-dir"
+"""The file in the affidavit home that names the fallback directory (when the usual name is
+taken by someone else)."""
+_POINTER_LIMIT = 4096
 DARWIN_USER_TEMP_DIR = 65537  # _CS_DARWIN_USER_TEMP_DIR in macOS's <unistd.h>
 PRIVATE_MODE = 0o700
 FILE_MODE = 0o600
@@ -101,13 +116,30 @@ def base(machine: Machine | None = None) -> Path:
 
 
 def private_dir(machine: Machine | None = None, *, create: bool) -> Path | None:
-    """``<base>/affidavit-<uid>``, checked safe; None if it does not exist and not ``create``.
+    """This user's private directory for session files; None if there is none and not
+    ``create``.
 
-    Raises IntegrityError when the name is a symlink, not a directory, not owned by this user
-    or not mode 0700: someone else may be waiting for the secret there.
+    The recorded fallback directory while one stands (so every process keeps agreeing on one
+    place until reboot), else ``<base>/affidavit-<uid>`` when it is safe (made here if
+    ``create``). When that name is a symlink, not a directory, not owned by this user or not
+    mode 0700 (someone else may be waiting for the secret there), a fallback directory is made
+    and recorded if ``create``.
     """
     machine = machine or Machine.this()
-    path = base(machine) / f"affidavit-{machine.uid}"
+    place = base(machine)
+    recorded = _recorded(place, machine.uid)
+    if recorded is not None:
+        return recorded
+    try:
+        return _checked_dir(place / f"affidavit-{machine.uid}", machine.uid, create=create)
+    except IntegrityError as exc:
+        return _fallback(place, machine.uid, squatted=exc.message) if create else None
+
+
+def _checked_dir(path: Path, uid: int, *, create: bool) -> Path | None:
+    """``path`` if it is a directory of ``uid`` with mode 0700 (made so if ``create`` and
+    absent); None if absent. IntegrityError when something else is there; never follows a
+    symlink and never changes what it did not make."""
     created = False
     if create:
         with contextlib.suppress(FileExistsError):
@@ -127,10 +159,55 @@ def private_dir(machine: Machine | None = None, *, create: bool) -> Path | None:
         info = os.fstat(fd)
     finally:
         os.close(fd)
-    problem = _mode_problem(info, machine.uid)
+    problem = _mode_problem(info, uid)
     if problem is not None:
         raise _unsafe(path, problem)
     return path
+
+
+def _fallback(place: Path, uid: int, *, squatted: str) -> Path:
+    """A fresh ``mkdtemp`` directory beside the taken name, recorded for the user's other
+    processes (under a lock, so two processes falling back at once agree on one)."""
+    with _pointer_lock():
+        found = _recorded(place, uid)
+        if found is not None:
+            return found
+        made = Path(tempfile.mkdtemp(prefix=f"affidavit-{uid}-", dir=place))  # 0700, ours
+        write_atomic(_pointer(), os.fsencode(made), SECRET_FILE_MODE)
+    log.warning("%s; the unlock session lives in %s instead", squatted, made)
+    return made
+
+
+def _pointer() -> Path:
+    return affidavit_home() / POINTER_NAME
+
+
+@contextlib.contextmanager
+def _pointer_lock() -> Iterator[None]:
+    home = ensure_private_dir(affidavit_home())
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(home / f"{POINTER_NAME}.lock", flags, SECRET_FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _recorded(place: Path, uid: int) -> Path | None:
+    """The recorded fallback directory when it is one of ours beside the usual name and still
+    private (a pointer to anything else, or to a directory gone since boot, is ignored)."""
+    try:
+        raw = read_regular(_pointer(), _POINTER_LIMIT, follow_symlinks=False)
+    except (OSError, ValueError):  # none, or not a file we wrote
+        return None
+    path = Path(os.fsdecode(raw))
+    if path.parent != place or not path.name.startswith(f"affidavit-{uid}-"):
+        return None
+    try:
+        return _checked_dir(path, uid, create=False)
+    except IntegrityError:
+        return None
 
 
 def _problem(path: Path, uid: int) -> str | None:
@@ -157,7 +234,7 @@ def _unsafe(path: Path, problem: str) -> IntegrityError:
     return IntegrityError(
         f"{path} is not a safe place for the unlock secret: {problem}",
         f"another user may have made it to catch the secret; nothing was written there. "
-        f"Check it (`ls -ld {path}`), remove it, then run `affidavit unlock` again",
+        f"Check it (`ls -ld {path}`) and remove it",
     )
 
 

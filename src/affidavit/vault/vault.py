@@ -32,6 +32,7 @@ from affidavit.core.errors import (
 from affidavit.core.hashchain import GENESIS
 from affidavit.crypto import aead, keyslots
 from affidavit.crypto.keyslots import KdfParams, KeySlot
+from affidavit.crypto.passphrases import from_env
 from affidavit.vault import audit, envelope, session
 from affidavit.vault import store as stores
 from affidavit.vault import validate as check
@@ -193,7 +194,7 @@ class Vault:
                 raise IntegrityError(
                     f"the vault at {directory} has no key slots", "restore a backup"
                 )
-            secret = passphrase if passphrase is not None else os.environ.get(PASSPHRASE_ENV)
+            secret = passphrase if passphrase is not None else from_env(PASSPHRASE_ENV)
             unlock_session = None
             used_keyfile = None
             if secret is not None:
