@@ -38,7 +38,7 @@ def test_an_empty_passphrase_variable_is_unset_and_the_session_opens_the_vault(
     empty = {**cli_vault, "AFFIDAVIT_PASSPHRASE": ""}
     found = run_cli(["recent", "--json"], home, env=empty)
     assert found.returncode == 0, found.stderr
-    assert [m["text"] for m in json.loads(found.stdout)] == ["Alice owns billing."]
+    assert [m["text"] for m in json.loads(found.stdout)["results"]] == ["Alice owns billing."]
     status = run_cli(["status", "--json"], home, env=empty)
     assert status.returncode == 0 and json.loads(status.stdout)["unlocked_by"] == "session"
     assert run_cli(["lock"], home, env=empty).returncode == 0

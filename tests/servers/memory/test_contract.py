@@ -10,7 +10,9 @@ the output schema the server publishes (generated from the same wire type).
 A read runs on the same record from both sides. A write cannot be repeated on one record, so
 each side makes its own twin (two new memories, two relations to remove), and the twin's id
 is the one difference allowed: it is replaced by ``<twin>`` on both sides. Timings (the
-self-test's milliseconds) are replaced by ``<ms>``.
+self-test's milliseconds) are replaced by ``<ms>``. Each row also checks what its answer
+must show (``expect``): a quarantined memory's warning, a caller's own namespace, a
+conflict's rivals.
 
 Not in the table, and why (test_every_tool_is_in_the_table_or_said_why holds the list whole):
 memory_store_many (the CLI stores files with ``affidavit import``), memory_lock and
@@ -22,7 +24,7 @@ cannot see; the caller's view is ``affidavit namespaces``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +35,10 @@ from jsonschema import Draft202012Validator
 from affidavit.recall import NOTICE
 from affidavit.servers.memory.catalogue import catalogue
 from affidavit.servers.memory.schemas import output_schemas
-from tests.servers.memory.conftest import LIGHT, VaultSetup, body, run
+from affidavit.vault.session_dir import RUNTIME_ENV
+from tests.servers.memory.conftest import LIGHT, body, run
 from tests.support import mcp_client, run_cli
+from tests.vault.conftest import create_test_vault, vault_env
 
 NOT_IN_THE_TABLE = {"memory_store_many", "memory_lock", "memory_unlock", "memory_status"}
 TIMINGS = {"ms", "store_ms", "search_p50_ms"}
@@ -50,6 +54,7 @@ class Row:
     differs by side, so the new record's id is the twin. ``pick``: the part of the CLI's
     JSON that is the tool's value (the CLI's ``selftest`` wraps it with the model and vault
     checks). ``caller``: the server the row asks; its CLI arguments say ``--caller`` too.
+    ``expect``: what the (common) answer must show besides being common.
     """
 
     name: str
@@ -62,6 +67,7 @@ class Row:
     exit_code: int = 0
     caller: str = "user"
     twin_key: tuple[str, ...] = field(default=("id",))
+    expect: Callable[[Any], bool] = lambda answer: True
 
 
 def _twin_memory(label: str) -> list[str]:
@@ -78,29 +84,66 @@ CONTRACT = [
         ["search", "when does Lantern deploy"],
         "memory_search",
         {"query": "when does Lantern deploy"},
+        expect=lambda a: a["notice"] == NOTICE and a["results"][0]["text"].startswith("Deploys"),
     ),
     Row(
         "search, filtered",
-        ["search", "Lantern", "--namespace", "user", "--kind", "fact", "--tag", "ops"],
+        [
+            "search",
+            "when does Lantern deploy",
+            "--namespace",
+            "user",
+            "--kind",
+            "fact",
+            "--tag",
+            "ops",
+        ],
         "memory_search",
-        {"query": "Lantern", "namespace": "user", "kind": "fact", "tags": ["ops"]},
+        {"query": "when does Lantern deploy", "namespace": "user", "kind": "fact", "tags": ["ops"]},
+        expect=lambda a: {r["namespace"] for r in a["results"]} == {"user"},
     ),
     Row(
         "search, nothing",
         ["search", "sourdough bread recipe"],
         "memory_search",
         {"query": "sourdough bread recipe"},
+        expect=lambda a: a["results"] == [],
     ),
-    Row("recent", ["recent", "--limit", "3"], "memory_recent", {"limit": 3}),
-    Row("get", ["get", "{deploys}"], "memory_get", {"id": "{deploys}"}),
+    Row(
+        "recent",
+        ["recent", "--limit", "3"],
+        "memory_recent",
+        {"limit": 3},
+        expect=lambda a: len(a["results"]) == 3 and a["notice"] == NOTICE,
+    ),
+    Row(
+        "get",
+        ["get", "{deploys}"],
+        "memory_get",
+        {"id": "{deploys}"},
+        expect=lambda a: a["notice"] == NOTICE and a["memory"]["tags"] == ["ops"],
+    ),
     Row("get by record_id", ["get", "{deploys}"], "memory_get", {"record_id": "{deploys}"}),
-    Row("get, quarantined", ["get", "{rumour}"], "memory_get", {"id": "{rumour}"}),
-    Row("get, superseded", ["get", "{old_port}"], "memory_get", {"id": "{old_port}"}),
+    Row(
+        "get, quarantined",
+        ["get", "{rumour}"],
+        "memory_get",
+        {"id": "{rumour}"},
+        expect=lambda a: a["memory"]["warning"].startswith("quarantined"),
+    ),
+    Row(
+        "get, superseded",
+        ["get", "{old_port}"],
+        "memory_get",
+        {"id": "{old_port}"},
+        expect=lambda a: a["memory"]["superseded_by"] is not None,
+    ),
     Row(
         "store, a duplicate",
         ["store", "Ada owns the Lantern release checklist.", "--source", "chat"],
         "memory_store",
         {"text": "Ada owns the Lantern release checklist.", "source": "chat"},
+        expect=lambda a: a["status"] == "duplicate",
     ),
     Row(
         "store, a conflict",
@@ -115,6 +158,7 @@ CONTRACT = [
         "memory_store",
         {"text": "I prefer tea to coffee in the mornings.", "source": "chat", "kind": "opinion"},
         exit_code=4,
+        expect=lambda a: a["status"] == "conflict" and a["existing"],
     ),
     Row(
         "store, new",
@@ -122,6 +166,7 @@ CONTRACT = [
         "memory_store",
         {"text": "{text}", "source": "t", "tags": ["Parcels"]},
         makes=True,
+        expect=lambda a: a["stored"] and a["namespace"] == "user",
     ),
     Row(
         "store, as a named caller",
@@ -130,32 +175,44 @@ CONTRACT = [
         {"text": "{text}", "source": "t"},
         makes=True,
         caller="cursor",
+        expect=lambda a: a["namespace"] == "cursor",
+    ),  # its own, whichever front-end
+    Row(
+        "forget",
+        ["forget", "{twin}"],
+        "memory_forget",
+        {"id": "{twin}"},
+        make_twin=_twin_memory,
+        expect=lambda a: a["forgotten"] and not a["shredded"],
     ),
-    Row("forget", ["forget", "{twin}"], "memory_forget", {"id": "{twin}"}, make_twin=_twin_memory),
     Row(
         "forget, shredded",
         ["forget", "{twin}", "--shred"],
         "memory_forget",
         {"record_id": "{twin}", "shred": True},
         make_twin=_twin_memory,
+        expect=lambda a: a["shredded"],
     ),
     Row(
         "link, existing",
         ["link", "Ada", "owns", "checklist", "--src", "{checklist}"],
         "memory_link",
         {"subject": "Ada", "predicate": "owns", "object": "checklist", "src_id": "{checklist}"},
+        expect=lambda a: a["created"] is False and a["relation"]["src_id"],
     ),
     Row(
         "relations",
         ["relations", "--entity", "ada", "--limit", "50"],
         "memory_relations",
         {"entity": "ada", "limit": 50},
+        expect=lambda a: a["total"] == 2,
     ),
     Row(
         "relations, truncated",
         ["relations", "--predicate", "owns", "--limit", "1"],
         "memory_relations",
         {"predicate": "owns", "limit": 1},
+        expect=lambda a: a["truncated"] is True,
     ),
     Row(
         "unlink",
@@ -164,24 +221,64 @@ CONTRACT = [
         {"relation_id": "{twin}"},
         make_twin=_twin_relation,
         twin_key=("relation", "id"),
+        expect=lambda a: a["removed"] is True,
     ),
-    Row("namespaces", ["namespaces"], "memory_list_namespaces", {}),
+    Row(
+        "namespaces",
+        ["namespaces"],
+        "memory_list_namespaces",
+        {},
+        expect=lambda a: (  # "cursor" too once a row stored as cursor: user may write it
+            {"user", "docs"} <= {r["name"] for r in a["namespaces"]}
+            and {r["access"] for r in a["namespaces"]} == {"rw"}
+        ),
+    ),
     Row(
         "namespaces, as a named caller",
         ["namespaces", "--caller", "cursor"],
         "memory_list_namespaces",
         {},
         caller="cursor",
+        expect=lambda a: (
+            a["default_namespace"] == "cursor"
+            and {r["name"]: r["access"] for r in a["namespaces"]}
+            == {"user": "ro", "docs": "ro", "cursor": "rw"}
+        ),
     ),
-    Row("selftest", ["selftest"], "memory_selftest", {}, pick="recall"),
+    Row(
+        "selftest", ["selftest"], "memory_selftest", {}, pick="recall", expect=lambda a: a["passed"]
+    ),
 ]
 
 
-def _seed(setup: VaultSetup, env: dict[str, str]) -> dict[str, str]:
+@dataclass(frozen=True)
+class World:
+    """The vault every row runs on (one per test worker), and the ids of its records."""
+
+    home: Path
+    env: dict[str, str]
+    names: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """A vault seeded once per worker: memories, an opinion, a correction, a quarantined
+    memory and relations; rows that write make their own records, so rows stay apart."""
+    base = tmp_path_factory.mktemp("contract")
+    home = base / "home"
+    home.mkdir()
+    create_test_vault(base / "vault").close()
+    env = {**vault_env(base / "vault", base / "run"), **LIGHT}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(RUNTIME_ENV, str(base / "run"))
+        yield World(home, env, _seed(home, env))
+
+
+def _seed(home: Path, env: dict[str, str]) -> dict[str, str]:
     """The shared vault: a few memories, an opinion, a correction, a quarantined one, edges."""
 
     def cli(*args: str) -> dict[str, Any]:
-        done = run_cli([*args, "--json"], setup.home, env=env)
+        done = run_cli([*args, "--json"], home, env=env)
         assert done.returncode == 0, done.stderr
         return dict(json.loads(done.stdout))
 
@@ -251,65 +348,40 @@ def test_every_tool_is_in_the_table_or_said_why() -> None:
     assert not {row.tool for row in CONTRACT} & NOT_IN_THE_TABLE
 
 
-def test_the_cli_and_the_memory_server_answer_the_same_json(setup: VaultSetup) -> None:
-    env = setup.env(**LIGHT)
-    names = _seed(setup, env)
-    outcomes: list[tuple[str, Any, Any]] = []
+@pytest.mark.parametrize("row", CONTRACT, ids=lambda row: row.name)
+def test_the_cli_and_the_memory_server_answer_the_same_json(world: World, row: Row) -> None:
+    def cli_json(args: list[str], exit_code: int = 0) -> Any:
+        done = run_cli([*args, "--json"], world.home, env=world.env)
+        assert done.returncode == exit_code, done.stderr
+        return json.loads(done.stdout)
 
-    def cli_json(row: Row, args: list[str]) -> Any:
-        done = run_cli([*args, "--json"], setup.home, env=env)
-        assert done.returncode == row.exit_code, (row.name, done.stderr)
-        printed = json.loads(done.stdout)
-        return printed[row.pick] if row.pick else printed
-
-    def twin(row: Row, side: str) -> str | None:
+    def twin(side: str) -> str | None:
         if row.make_twin is None:
             return None
-        made = cli_json(Row("twin", [], "", {}), row.make_twin(side))
+        made = cli_json(row.make_twin(side))
         for key in row.twin_key:
             made = made[key]
         return str(made)
 
-    async def scenario() -> None:
-        servers = {
-            caller: mcp_client(["serve", "--caller", caller], setup.home, env=env)
-            for caller in ("user", "cursor")
-        }
-        async with servers["user"] as user, servers["cursor"] as cursor:
-            clients = {"user": user, "cursor": cursor}
-            for row in CONTRACT:
-                text = f"The {row.name} parcel waits at locker {{side}}."
-                cli_twin, mcp_twin = twin(row, "cli"), twin(row, "mcp")
-                cli_names = {**names, "twin": cli_twin, "text": text.format(side="C")}
-                mcp_names = {**names, "twin": mcp_twin, "text": text.format(side="M")}
-                printed = cli_json(row, _fill(row.cli, cli_names))
-                result = await clients[row.caller].call_tool(row.tool, _fill(row.mcp, mcp_names))
-                served = body(result)
-                Draft202012Validator(output_schemas()[row.tool]).validate(served)  # as published
-                if row.makes:
-                    cli_twin, mcp_twin = printed["id"], served["id"]
-                outcomes.append((row.name, _normal(printed, cli_twin), _normal(served, mcp_twin)))
+    text = f"The {row.name} parcel waits at locker {{side}}."
+    cli_twin, mcp_twin = twin("cli"), twin("mcp")
+    cli_names = {**world.names, "twin": cli_twin, "text": text.format(side="C")}
+    mcp_names = {**world.names, "twin": mcp_twin, "text": text.format(side="M")}
+    printed = cli_json(_fill(row.cli, cli_names), row.exit_code)
+    if row.pick:
+        printed = printed[row.pick]
+    served: dict[str, Any] = {}
 
-    run(scenario)
-    for name, printed, served in outcomes:
-        assert printed == served, name
-    shown = dict((name, printed) for name, printed, _ in outcomes)
-    assert shown["get, quarantined"]["memory"]["warning"].startswith("quarantined")
-    assert shown["get"]["notice"] == NOTICE and shown["search"]["notice"] == NOTICE
-    assert shown["store, as a named caller"]["namespace"] == "cursor"  # its own, either way
-    assert shown["store, new"]["namespace"] == "user" and shown["store, new"]["stored"]
-    assert shown["store, a conflict"]["status"] == "conflict"
-    assert shown["relations, truncated"]["truncated"] is True
-    assert shown["get, superseded"]["memory"]["superseded_by"]
-    listed = {row["name"]: row["access"] for row in shown["namespaces"]["namespaces"]}
-    assert listed == {"user": "rw", "docs": "rw", "cursor": "rw"}
-    theirs = shown["namespaces, as a named caller"]
-    assert theirs["default_namespace"] == "cursor"
-    assert {row["name"]: row["access"] for row in theirs["namespaces"]} == {
-        "user": "ro",
-        "docs": "ro",
-        "cursor": "rw",
-    }
+    async def ask() -> None:
+        async with mcp_client(["serve", "--caller", row.caller], world.home, env=world.env) as c:
+            served.update(body(await c.call_tool(row.tool, _fill(row.mcp, mcp_names))))
+
+    run(ask)
+    Draft202012Validator(output_schemas()[row.tool]).validate(served)  # as published
+    if row.makes:
+        cli_twin, mcp_twin = printed["id"], served["id"]
+    assert _normal(printed, cli_twin) == _normal(served, mcp_twin)
+    assert row.expect(printed), printed
 
 
 @pytest.mark.parametrize("name", [row.name for row in CONTRACT])
