@@ -48,7 +48,7 @@ def test_an_empty_passphrase_variable_is_unset_and_the_session_opens_the_vault(
 @pytest.mark.parametrize(
     ("weak", "reason"),
     [
-        ("x", "1 characters, fewer than 12"),
+        ("x", "it has 1 character, fewer than 12"),  # plural agreement
         ("password1234", "common password"),
         ("Correct Horse Battery Staple", "common password"),
         ("P@ssw0rd-2024!", "common password"),

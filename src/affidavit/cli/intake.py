@@ -19,8 +19,9 @@ import click
 
 from affidavit.cli.opening import open_memory
 from affidavit.cli.output import print_json, shown, stdout
-from affidavit.cli.params import PATH, json_option
+from affidavit.cli.params import EXISTING_OR_STDIN, PATH, json_option
 from affidavit.core.errors import UsageError
+from affidavit.core.wording import counted
 
 if TYPE_CHECKING:
     from affidavit.intake import Plan, Stored
@@ -207,7 +208,9 @@ def _show_plan(plan: Plan, stored: Stored | None, *, namespace: str) -> None:
         for note in plan.notes:
             tags = f"  [{', '.join(note.tags)}]" if note.tags else ""
             stdout.print(shown(f"would store: {note.text}{tags}"))
-        stdout.print(shown(f"{len(plan.notes)} claims would be stored in {namespace} (dry run)"))
+        stdout.print(
+            shown(f"{counted(len(plan.notes), 'claim')} would be stored in {namespace} (dry run)")
+        )
     else:
         stdout.print(
             shown(
@@ -245,6 +248,7 @@ def _plan_json(plan: Plan, stored: Stored | None, namespace: str) -> dict[str, A
 @click.argument(
     "source",
     metavar="FILE",
+    type=EXISTING_OR_STDIN,
     help="The file (or folder, for claude-memory); - for stdin (affidavit).",
 )
 @click.option(

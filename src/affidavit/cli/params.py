@@ -17,6 +17,82 @@ T = TypeVar("T")
 PATH = click.Path(path_type=Path)
 """A file or directory argument, handed to the command as a ``pathlib.Path``."""
 
+
+class _Existing(click.ParamType):
+    """A file or directory the command reads: one that is not there is "not found" (exit 3)
+    before the command starts, and the error names the flag the user gave (``--records
+    r.jsonl does not exist``), not a path deep inside a reader. ``-`` (stdin) passes when
+    ``dash`` is set."""
+
+    name = "path"
+
+    def __init__(self, *, dash: bool = False) -> None:
+        self.dash = dash
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from affidavit.core.errors import NotFoundError
+
+        if isinstance(value, Path) or (self.dash and value == "-"):
+            return value
+        path = Path(value)
+        if not path.expanduser().exists():
+            flag = _flag(param)
+            raise NotFoundError(f"{flag} {value} does not exist".lstrip(), "check the path")
+        return str(value) if self.dash else path
+
+
+def _flag(param: click.Parameter | None) -> str:
+    """How the user names ``param``: its option's first name, or an argument's metavar."""
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    if param is not None:
+        return param.human_readable_name
+    return ""
+
+
+EXISTING = _Existing()
+"""A file or directory the command reads; missing is exit 3 naming the flag."""
+
+EXISTING_OR_STDIN = _Existing(dash=True)
+""":data:`EXISTING`, or ``-`` for standard input; handed to the command as a string."""
+
+
+class _Date(click.ParamType):
+    """A calendar date flag (YYYY-MM-DD, a full ISO time cut to its date), checked when the
+    command line is read so the error names the flag typed (``--since``), not the field
+    recall calls it."""
+
+    name = "date"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from datetime import date
+
+        try:
+            return date.fromisoformat(str(value)[:10]).isoformat()
+        except ValueError:
+            self.fail(f"{value!r} is not a date; write it as YYYY-MM-DD", param, ctx)
+
+
+DATE = _Date()
+"""A YYYY-MM-DD flag, handed to the command as that string."""
+
+
+class _Expires(click.ParamType):
+    """A memory's last day: a date or a duration from today (:mod:`affidavit.core.durations`),
+    read once here so a bad one is an error about ``--expires``."""
+
+    name = "date|duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from affidavit.recall.lifecycle import parse_expires
+
+        return parse_expires(value, where="--")  # "--expires '3x' is neither a date nor ..."
+
+
+EXPIRES = _Expires()
+"""``--expires``: a memory's last day (a date, or 14d / 2w / 3m / 1y), as YYYY-MM-DD."""
+
+
 MANY: dict[str, Any] = {"multiple": True, "default": ()}
 """A repeatable option (``--tag a --tag b``): a tuple of its values, empty when not given."""
 

@@ -19,7 +19,15 @@ import click
 
 from affidavit.cli.opening import open_memory
 from affidavit.cli.output import print_json, shown, stdout, warn
-from affidavit.cli.params import MANY, PATH, caller_option, json_option
+from affidavit.cli.params import (
+    DATE,
+    EXISTING,
+    EXPIRES,
+    MANY,
+    PATH,
+    caller_option,
+    json_option,
+)
 
 
 def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
@@ -45,9 +53,11 @@ def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
 @click.option("--source", required=True, help="Where it came from ('from chat', a file).")
 @click.option("--namespace", help="The namespace to store in (default: the caller's own).")
 @click.option("--tag", **MANY, help="A tag; repeat for several.")
-@click.option("--discovered", help="Learned on (YYYY-MM-DD).")
-@click.option("--expires", help="Last day it holds: a date, or 14d / 2w / 3m / 1y.")
-@click.option("--importance", type=float, default=0.5, help="0-1.")
+@click.option("--discovered", type=DATE, help="Learned on (YYYY-MM-DD).")
+@click.option("--expires", type=EXPIRES, help="Last day it holds: a date, or 14d / 2w / 3m / 1y.")
+@click.option(
+    "--importance", type=click.FloatRange(0, 1), default=0.5, help="How much it matters, 0-1."
+)
 @click.option(
     "--kind",
     type=click.Choice(["fact", "opinion"]),
@@ -132,10 +142,10 @@ def store(
 @click.option("--namespace", **MANY, help="Only these namespaces.")
 @click.option("--tag", **MANY, help="Only memories with one of these tags.")
 @click.option("--kind", type=click.Choice(["fact", "opinion"]), help="Only facts or only opinions.")
-@click.option("--since", help="Saved on or after (YYYY-MM-DD).")
-@click.option("--until", help="Saved on or before (YYYY-MM-DD).")
-@click.option("--discovered-since", help="Learned on or after (YYYY-MM-DD).")
-@click.option("--discovered-until", help="Learned on or before (YYYY-MM-DD).")
+@click.option("--since", type=DATE, help="Saved on or after (YYYY-MM-DD).")
+@click.option("--until", type=DATE, help="Saved on or before (YYYY-MM-DD).")
+@click.option("--discovered-since", type=DATE, help="Learned on or after (YYYY-MM-DD).")
+@click.option("--discovered-until", type=DATE, help="Learned on or before (YYYY-MM-DD).")
 @click.option("--top-k", type=int, help="Exactly this many (default: every hit that holds up).")
 @caller_option
 @json_option
@@ -353,8 +363,8 @@ def expire(as_json: bool) -> None:
 
 
 @click.command("retrieval")
-@click.option("--corpus", type=PATH, required=True, help="The memories, one JSON row a line.")
-@click.option("--queries", type=PATH, required=True, help="The questions, one JSON row a line.")
+@click.option("--corpus", type=EXISTING, required=True, help="The memories, one JSON row a line.")
+@click.option("--queries", type=EXISTING, required=True, help="The questions, one JSON row a line.")
 @click.option("--k", type=int, multiple=True, default=(5, 10), help="Cut-offs; repeat for several.")
 @click.option("--score-category", **MANY, help="Overall = only these categories (default: all).")
 @click.option("--json", "json_out", type=PATH, help="Write the report here.")

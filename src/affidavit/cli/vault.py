@@ -22,8 +22,9 @@ import click
 from affidavit.cli import passphrase
 from affidavit.cli.opening import open_memory, open_vault
 from affidavit.cli.output import print_json, shown, stderr, stdout, visible, warn
-from affidavit.cli.params import PATH, caller_option, json_option
+from affidavit.cli.params import EXISTING, EXISTING_OR_STDIN, PATH, caller_option, json_option
 from affidavit.core.errors import InputError, LockedError, NotFoundError, UsageError
+from affidavit.core.wording import counted
 
 if TYPE_CHECKING:
     from affidavit.vault import NewItem
@@ -114,7 +115,7 @@ def init(keyfile: Path | None, store: str | None, weak_ok: bool, as_json: bool) 
     "and keeps it until it exits (`status` only looks); every other process finds the "
     "vault locked.",
 )
-@click.option("--keyfile", type=PATH, help="The keyfile of a 2FA vault.")
+@click.option("--keyfile", type=EXISTING, help="The keyfile of a 2FA vault.")
 @click.option(
     "--auto-lock",
     type=click.IntRange(min=0),
@@ -162,7 +163,7 @@ def unlock(
         )
         return
     until = "for the next command that needs the key" if once else "until lock or reboot"
-    extra = f", auto-lock after {idle} idle minutes" if idle else ""
+    extra = f", auto-lock after {counted(idle, 'idle minute')}" if idle else ""
     where = ", secret in the OS keyring" if store == session.KEYRING else ""
     stdout.print(f"unlocked {path} {until}{extra}{where}", markup=False)
 
@@ -257,7 +258,7 @@ def twofa_enable(keyfile: Path) -> None:
 
 
 @click.command("disable")
-@click.option("--keyfile", type=PATH, required=True, help="The keyfile the vault requires now.")
+@click.option("--keyfile", type=EXISTING, required=True, help="The keyfile the vault requires now.")
 def twofa_disable(keyfile: Path) -> None:
     """Stop requiring the keyfile.
 
@@ -344,7 +345,10 @@ def export(plaintext: bool) -> None:
         items = list(vault.items())
     finally:
         vault.close()
-    warn(f"writing {len(items)} records in PLAINTEXT to stdout; protect or delete the copy")
+    warn(
+        f"writing {counted(len(items), 'record')} in PLAINTEXT to stdout; "
+        "protect or delete the copy"
+    )
     out = sys.stdout
     for item in items:
         row = item.as_dict()
@@ -389,7 +393,9 @@ def _read_import(source: str) -> list[NewItem]:
 
 
 @click.command("import")
-@click.argument("source", metavar="FILE", help="An export file (JSONL), or - for stdin.")
+@click.argument(
+    "source", metavar="FILE", type=EXISTING_OR_STDIN, help="An export file (JSONL), or - for stdin."
+)
 @json_option
 def import_(source: str, as_json: bool) -> None:
     """Import an export: all or nothing, idempotent by id."""
@@ -411,7 +417,8 @@ def import_(source: str, as_json: bool) -> None:
         print_json({"rows": len(items), **counts})
         return
     stdout.print(
-        f"imported {counts['imported']} records ({counts['already_present']} already present, "
+        f"imported {counted(counts['imported'], 'record')} "
+        f"({counts['already_present']} already present, "
         f"{counts['kept_forgotten']} forgotten here and left out)",
         markup=False,
     )
@@ -448,18 +455,19 @@ def status(as_json: bool) -> None:
         f"vault:   {info['path']}",
         f"state:   {_state_line(info)}",
         f"format:  {info['format']}",
-        f"size:    {info['size_bytes']:,} bytes on disk",
+        f"size:    {info['size_bytes']:,} {'byte' if info['size_bytes'] == 1 else 'bytes'} on disk",
     ]
     if "records" in info:
         spread = ", ".join(f"{k} {v}" for k, v in info["namespaces"].items()) or "none"
         lines[2:2] = [f"records: {info['records']} ({spread})"]
-        lines.append(f"audit:   {info['audit']['entries']} entries, head {info['audit']['head']}")
+        entries = counted(info["audit"]["entries"], "entry", "entries")
+        lines.append(f"audit:   {entries}, head {info['audit']['head']}")
         if info.get("auto_lock_minutes"):
-            lines.append(f"auto-lock: after {info['auto_lock_minutes']} idle minutes")
+            lines.append(f"auto-lock: after {counted(info['auto_lock_minutes'], 'idle minute')}")
         for pack in info["packs"]:
             lines.append(
                 visible(
-                    f"pack:    {pack['namespace']} ({pack['records']} records, "
+                    f"pack:    {pack['namespace']} ({counted(pack['records'], 'record')}, "
                     f"{pack['signature']}, sequence {pack['sequence']}) from {pack['path']}"
                 )
             )
@@ -495,7 +503,9 @@ def _state_line(info: dict[str, Any]) -> str:
 
 
 @click.command("verify")
-@click.argument("manifest_path", metavar="MANIFEST", type=PATH, help="A file `lock --sign` wrote.")
+@click.argument(
+    "manifest_path", metavar="MANIFEST", type=EXISTING, help="A file `lock --sign` wrote."
+)
 @click.option(
     "--vault", type=PATH, help="Also check that this vault directory's file is the signed one."
 )
@@ -515,7 +525,8 @@ def verify(manifest_path: Path, vault: Path | None, key: str | None, as_json: bo
         markup=False,
     )
     stdout.print(
-        f"  {report['records']} records, {report['audit_entries']} audit entries, "
+        f"  {counted(report['records'], 'record')}, "
+        f"{counted(report['audit_entries'], 'audit entry', 'audit entries')}, "
         f"signed {report['created_at']}",
         markup=False,
     )

@@ -8,15 +8,12 @@ forgets it for good runs on the next write (store, link) and on ``affidavit expi
 
 from __future__ import annotations
 
-import calendar
-import re
 from collections.abc import Mapping
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
+from affidavit.core import durations
 from affidavit.core.errors import InputError
-
-_DURATION = re.compile(r"(\d{1,4})([dwmy])")
 
 
 def today_utc() -> date:
@@ -32,12 +29,6 @@ def parse_date(value: Any, name: str, where: str = "") -> str:
         except ValueError:
             pass
     raise InputError(f"{where}{name} {value!r} is not a date", "write it as YYYY-MM-DD")
-
-
-def _add_months(day: date, months: int) -> date:
-    month0 = day.month - 1 + months
-    year, month = day.year + month0 // 12, month0 % 12 + 1
-    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
 
 
 def parse_expires(value: Any, today: date | None = None, where: str = "") -> str:
@@ -59,21 +50,16 @@ def parse_expires(value: Any, today: date | None = None, where: str = "") -> str
 
 def _expiry_day(value: Any, today: date, where: str) -> date:
     if isinstance(value, str):
-        match = _DURATION.fullmatch(value.strip().lower())
-        if match:
-            n, unit = int(match.group(1)), match.group(2)
-            if unit == "d":
-                return today + timedelta(days=n)
-            if unit == "w":
-                return today + timedelta(weeks=n)
-            return _add_months(today, n if unit == "m" else 12 * n)
+        later = durations.add_duration(today, value, f"{where}expires")
+        if later is not None:
+            return later
         try:
             return date.fromisoformat(value.strip()[:10])
         except ValueError:
             pass
     raise InputError(
         f"{where}expires {value!r} is neither a date nor a duration",
-        "write a date (2026-09-03) or a duration (14d, 2w, 3m, 1y)",
+        f"write a date (2026-09-03) or a duration ({durations.EXAMPLES})",
     )
 
 
