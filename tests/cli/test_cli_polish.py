@@ -127,3 +127,17 @@ def test_selftest_prints_real_line_breaks(home: Path, cli_vault: dict[str, str])
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["model", "vault", "recall"]
     assert "\u240a" not in done.stdout
+
+
+def test_get_prints_each_field_once_and_a_relations_headline(
+    home: Path, cli_vault: dict[str, str]
+) -> None:
+    linked = run_cli(["link", "Ada", "owns", "the checklist", "--json"], home, env=cli_vault)
+    assert linked.returncode == 0, linked.stderr
+    relation_id = json.loads(linked.stdout)["relation"]["id"]
+    done = run_cli(["get", relation_id], home, env=cli_vault)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Ada owns the checklist"
+    keys = [line.split(":", 1)[0].strip() for line in lines[1:]]
+    assert "subject" not in keys and len(keys) == len(set(keys)) and "id" in keys

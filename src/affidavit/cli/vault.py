@@ -301,8 +301,9 @@ def get(item_id: str, caller: str, as_json: bool) -> None:
         return
     record = dict(shown_json.get("memory") or shown_json["relation"])
     text = record.pop("text", None)
-    if text is not None:
-        stdout.print(shown(text))
+    if text is None:  # a relation: its headline, then the rest
+        text = " ".join(str(record.pop(part)) for part in ("subject", "predicate", "object"))
+    stdout.print(shown(text))
     for key, value in record.items():
         if value is None or value == []:
             continue
