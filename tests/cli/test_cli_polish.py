@@ -89,8 +89,8 @@ def test_errors_name_the_flag_the_user_typed(home: Path, cli_vault: dict[str, st
     assert "'--since'" in since and "YYYY-MM-DD" in since and "saved_since" not in since
     later = run_cli(["store", "a", "--source", "t", "--expires", "soon"], home, env=cli_vault)
     assert "--expires 'soon' is neither a date nor a duration" in _one_error(later, 2)
-    heavy = run_cli(["store", "a", "--source", "t", "--importance", "3"], home, env=cli_vault)
-    assert "'--importance'" in _one_error(heavy, 2)
+    many = run_cli(["search", "x", "--top-k", "0"], home, env=cli_vault)
+    assert "'--top-k'" in _one_error(many, 2)
 
 
 def test_a_missing_file_is_not_found_and_names_what_was_given(
@@ -141,3 +141,27 @@ def test_get_prints_each_field_once_and_a_relations_headline(
     assert lines[0] == "Ada owns the checklist"
     keys = [line.split(":", 1)[0].strip() for line in lines[1:]]
     assert "subject" not in keys and len(keys) == len(set(keys)) and "id" in keys
+
+
+LONG = (
+    "The Lantern service deploys every Tuesday at 14:00 UTC from the release branch after "
+    "the checklist is signed off by Ada Lovelace in the ops channel."
+)
+
+
+def test_tables_keep_ids_and_words_whole_at_80_columns_and_narrower(
+    home: Path, cli_vault: dict[str, str]
+) -> None:
+    env = {**cli_vault, "AFFIDAVIT_EMBEDDER": "off"}
+    stored = run_cli(["store", LONG, "--source", "ops channel", "--json"], home, env=env)
+    memory_id = json.loads(stored.stdout)["id"]
+    words = set(LONG.split())
+    for columns in ("80", "50", "160"):
+        for args in (["recent"], ["search", "when does Lantern deploy"]):
+            done = run_cli(args, home, env={**env, "COLUMNS": columns})
+            assert done.returncode == 0, done.stderr
+            assert memory_id in done.stdout, (columns, done.stdout)  # on one line, whole
+            lines = done.stdout.splitlines()
+            assert all(len(line) <= int(columns) for line in lines), (columns, done.stdout)
+            shown = {w.strip("│┃ ") for line in lines for w in line.split()}
+            assert words <= shown, (columns, words - shown)  # no word cut in two

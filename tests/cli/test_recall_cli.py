@@ -58,7 +58,7 @@ def test_without_a_model_keyword_recall_still_works(home: Path, cli_vault: dict[
 
 def test_bad_search_input_is_one_clear_line(home: Path, cli_vault: dict[str, str]) -> None:
     done = run_cli(["search", "x", "--top-k", "0"], home, env=cli_vault)
-    assert done.returncode == 2 and "top_k" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "'--top-k'" in done.stderr and "Traceback" not in done.stderr
     done = run_cli(["search", "x", "--since", "yesterday"], home, env=cli_vault)
     assert done.returncode == 2 and "YYYY-MM-DD" in done.stderr
 

@@ -29,23 +29,55 @@ from affidavit.cli.params import (
     json_option,
 )
 
+NARROW = 100
+"""Below this many columns a table of memories squeezes the text to a word or two per line:
+each memory is printed as a short block instead, its lines wrapped between words."""
+
 
 def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
+    """Memories as a table whose ids, scores and dates are never broken across lines (an id
+    is copied into the next command) and whose text wraps between words; on a terminal
+    narrower than :data:`NARROW`, one block per memory."""
+    import textwrap
+
     from rich.table import Table
 
+    cells = [_memory_cells(r) for r in rows]
+    if stdout.width < NARROW:
+        for r, (memory_id, text, source, date, tags) in zip(rows, cells, strict=True):
+            score = f"  score {r['score']:.3f}" if scored else ""
+            stdout.print(shown(f"{memory_id}  {date}{score}"))
+            for line in (text, source and f"source: {source}", tags and f"tags: {tags}"):
+                for part in textwrap.wrap(
+                    line,
+                    max(stdout.width, 20),
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                ):
+                    stdout.print(shown(part))  # one line each: shown() would show a \n
+        return
     table = Table(show_lines=False)
     if scored:
-        table.add_column("score", justify="right")
-    for name in ("id", "memory", "source", "date", "tags"):
-        table.add_column(name, overflow="fold")
-    for r in rows:
-        text = r["text"] + (f"  [{r['warning']}]" if r.get("warning") else "")
-        if r.get("superseded_by"):
-            text += f"  (superseded by {r['superseded_by']})"
-        date = r.get("discovered") or r["saved_at"][:10]
-        cells = [r["id"], text, r.get("source") or "", date, ", ".join(r.get("tags", []))]
-        table.add_row(*([f"{r['score']:.3f}"] if scored else []), *map(shown, cells))
+        table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("id", no_wrap=True, min_width=max((len(c[0]) for c in cells), default=2))
+    table.add_column("memory", overflow="fold")
+    table.add_column("source", overflow="fold")
+    table.add_column("date", no_wrap=True, min_width=10)
+    table.add_column("tags", overflow="fold")
+    for r, row_cells in zip(rows, cells, strict=True):
+        table.add_row(*([f"{r['score']:.3f}"] if scored else []), *map(shown, row_cells))
     stdout.print(table)
+
+
+def _memory_cells(r: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
+    """(id, text with its warning and successor, source, date, tags) of one memory."""
+    text = r["text"] + (f"  [{r['warning']}]" if r.get("warning") else "")
+    if r.get("superseded_by"):
+        text += f"  (superseded by {r['superseded_by']})"
+    date = r.get("discovered") or r["saved_at"][:10]
+    return r["id"], text, r.get("source") or "", date, ", ".join(r.get("tags", []))
 
 
 @click.command("store")
@@ -55,9 +87,7 @@ def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
 @click.option("--tag", **MANY, help="A tag; repeat for several.")
 @click.option("--discovered", type=DATE, help="Learned on (YYYY-MM-DD).")
 @click.option("--expires", type=EXPIRES, help="Last day it holds: a date, or 14d / 2w / 3m / 1y.")
-@click.option(
-    "--importance", type=click.FloatRange(0, 1), default=0.5, help="How much it matters, 0-1."
-)
+@click.option("--importance", type=float, default=0.5, help="How much it matters, 0-1 (clamped).")
 @click.option(
     "--kind",
     type=click.Choice(["fact", "opinion"]),
@@ -146,7 +176,11 @@ def store(
 @click.option("--until", type=DATE, help="Saved on or before (YYYY-MM-DD).")
 @click.option("--discovered-since", type=DATE, help="Learned on or after (YYYY-MM-DD).")
 @click.option("--discovered-until", type=DATE, help="Learned on or before (YYYY-MM-DD).")
-@click.option("--top-k", type=int, help="Exactly this many (default: every hit that holds up).")
+@click.option(
+    "--top-k",
+    type=click.IntRange(min=1),
+    help="Exactly this many (default: every hit that holds up).",
+)
 @caller_option
 @json_option
 def search(
