@@ -89,8 +89,15 @@ def test_errors_name_the_flag_the_user_typed(home: Path, cli_vault: dict[str, st
     assert "'--since'" in since and "YYYY-MM-DD" in since and "saved_since" not in since
     later = run_cli(["store", "a", "--source", "t", "--expires", "soon"], home, env=cli_vault)
     assert "--expires 'soon' is neither a date nor a duration" in _one_error(later, 2)
-    many = run_cli(["search", "x", "--top-k", "0"], home, env=cli_vault)
-    assert "'--top-k'" in _one_error(many, 2)
+    for args, flag in (
+        (["search", "x", "--top-k", "0"], "--top-k"),
+        (["recent", "--limit", "0"], "--limit"),
+        (["relations", "--limit", "0"], "--limit"),
+        (["relations", "--as-of", "xx"], "--as-of"),
+        (["link", "a", "b", "c", "--valid-from", "xx"], "--valid-from"),
+        (["store", "a", "--source", "t", "--thread", "t", "--turn", "-1"], "--turn"),
+    ):
+        assert f"'{flag}'" in _one_error(run_cli(args, home, env=cli_vault), 2), args
 
 
 def test_a_missing_file_is_not_found_and_names_what_was_given(

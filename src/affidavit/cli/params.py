@@ -77,6 +77,29 @@ DATE = _Date()
 """A YYYY-MM-DD flag, handed to the command as that string."""
 
 
+class _Moment(click.ParamType):
+    """A relation's validity bound: an ISO date or time (``2026-03-01``,
+    ``2026-03-01T09:00:00Z``), checked when the command line is read (errors name the flag)."""
+
+    name = "date|time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from datetime import datetime
+
+        try:
+            datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{value!r} is not a date or time; write it as YYYY-MM-DD", param, ctx)
+        return str(value)
+
+
+MOMENT = _Moment()
+"""An ISO date or time flag, handed to the command as the string given."""
+
+LIMIT = click.IntRange(min=1)
+"""How many to list: a whole number of at least 1."""
+
+
 class _Expires(click.ParamType):
     """A memory's last day: a date or a duration from today (:mod:`affidavit.core.durations`),
     read once here so a bad one is an error about ``--expires``."""

@@ -23,7 +23,9 @@ from affidavit.cli.params import (
     DATE,
     EXISTING,
     EXPIRES,
+    LIMIT,
     MANY,
+    MOMENT,
     PATH,
     caller_option,
     json_option,
@@ -102,7 +104,9 @@ def _memory_cells(r: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
 )
 @click.option("--quarantined", is_flag=True, help="Warn on every recall of it.")
 @click.option("--thread", help="Only for a turn of a recorded conversation: its name.")
-@click.option("--turn", type=int, help="The turn's position in its thread.")
+@click.option(
+    "--turn", type=click.IntRange(0, 1_000_000_000), help="The turn's position in its thread."
+)
 @click.option("--reply-to", help="The id of the memory this turn answers (needs --thread).")
 @caller_option
 @json_option
@@ -227,7 +231,7 @@ def search(
 
 
 @click.command("recent")
-@click.option("--limit", type=int, default=10, help="How many.")
+@click.option("--limit", type=LIMIT, default=10, help="How many.")
 @click.option("--namespace", help="Only this namespace.")
 @caller_option
 @json_option
@@ -272,8 +276,8 @@ def namespaces(caller: str, as_json: bool) -> None:
 @click.argument("predicate", help="The relation (e.g. owns).")
 @click.argument("obj", metavar="OBJECT", help="To whom or what (e.g. repo-x).")
 @click.option("--src", help="The memory id this edge came from.")
-@click.option("--valid-from", help="YYYY-MM-DD")
-@click.option("--valid-to", help="YYYY-MM-DD (inclusive)")
+@click.option("--valid-from", type=MOMENT, help="YYYY-MM-DD (or an ISO time)")
+@click.option("--valid-to", type=MOMENT, help="YYYY-MM-DD (inclusive; or an ISO time)")
 @click.option("--namespace", help="The namespace to store in (default: the caller's own).")
 @caller_option
 @json_option
@@ -316,9 +320,9 @@ def link(
 @click.option("--subject", help="As subject.")
 @click.option("--predicate", help="This relation.")
 @click.option("--object", "obj", help="As object.")
-@click.option("--as-of", help="Valid on this date.")
+@click.option("--as-of", type=MOMENT, help="Valid on this date (or ISO time).")
 @click.option("--namespace", help="Only this namespace.")
-@click.option("--limit", type=int, default=50, help="How many.")
+@click.option("--limit", type=LIMIT, default=50, help="How many.")
 @caller_option
 @json_option
 def relations(
