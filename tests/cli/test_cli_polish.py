@@ -114,9 +114,19 @@ def test_a_missing_file_is_not_found_and_names_what_was_given(
         (["proxy", "replay", str(policy), "--policy", str(nothing)], f"--policy {nothing}"),
         (["bench", "retrieval", "--corpus", str(nothing), "--queries", str(nothing)], "--corpus"),
         (["unlock", "--keyfile", str(nothing)], f"--keyfile {nothing}"),
+        (["integrate", "cursor", "--pack", str(nothing)], f"--pack {nothing}"),
     ):
         line = _one_error(run_cli(args, home, env=cli_vault), 3)
         assert named in line and "does not exist" in line, (args, line)
+
+
+def test_a_file_to_write_in_a_missing_folder_is_refused_before_anything_runs(
+    home: Path, cli_vault: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "no" / "manifest.json"
+    line = _one_error(run_cli(["lock", "--sign", "--out", str(out)], home, env=cli_vault), 3)
+    assert f"--out {out}: the folder {out.parent} does not exist" in line
+    assert "internal error" not in line
 
 
 def test_counts_agree_with_their_nouns(home: Path, cli_vault: dict[str, str]) -> None:

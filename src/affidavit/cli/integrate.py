@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from affidavit.cli.output import print_json, stdout, warn
-from affidavit.cli.params import PATH, json_option
+from affidavit.cli.params import EXISTING, PATH, json_option
 from affidavit.core.errors import AffidavitError, InputError, UsageError
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ _CLIENT = click.option("--client", help="Only this client's config.")
     type=PATH,
     help="The vault the server opens (default: AFFIDAVIT_VAULT, else yours).",
 )
-@click.option("--pack", type=PATH, help="Wire `pack serve` for this verified pack instead.")
+@click.option("--pack", type=EXISTING, help="Wire `pack serve` for this verified pack instead.")
 @click.option("--proxy", is_flag=True, help="Wire the server after -- behind the proxy instead.")
 @click.option("--name", help="The entry's name (default: affidavit; pack-DIRNAME for --pack).")
 @_DRY_RUN

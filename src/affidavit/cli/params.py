@@ -50,6 +50,28 @@ def _flag(param: click.Parameter | None) -> str:
     return ""
 
 
+class _Output(click.ParamType):
+    """A file the command writes: its folder must exist (exit 3 naming the flag otherwise),
+    so the command never fails half-way on a path it could have refused at once."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from affidavit.core.errors import NotFoundError
+
+        path = value if isinstance(value, Path) else Path(value)
+        folder = path.expanduser().absolute().parent
+        if not folder.is_dir():
+            raise NotFoundError(
+                f"{_flag(param)} {value}: the folder {folder} does not exist",
+                "create it first, or choose a path in an existing folder",
+            )
+        return path
+
+
+OUTPUT = _Output()
+"""A file the command writes; a missing folder is exit 3 naming the flag."""
+
 EXISTING = _Existing()
 """A file or directory the command reads; missing is exit 3 naming the flag."""
 

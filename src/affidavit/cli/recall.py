@@ -26,7 +26,7 @@ from affidavit.cli.params import (
     LIMIT,
     MANY,
     MOMENT,
-    PATH,
+    OUTPUT,
     caller_option,
     json_option,
 )
@@ -405,7 +405,7 @@ def expire(as_json: bool) -> None:
 @click.option("--queries", type=EXISTING, required=True, help="The questions, one JSON row a line.")
 @click.option("--k", type=int, multiple=True, default=(5, 10), help="Cut-offs; repeat for several.")
 @click.option("--score-category", **MANY, help="Overall = only these categories (default: all).")
-@click.option("--json", "json_out", type=PATH, help="Write the report here.")
+@click.option("--json", "json_out", type=OUTPUT, help="Write the report here.")
 def bench_retrieval(
     corpus: Path,
     queries: Path,

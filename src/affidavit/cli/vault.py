@@ -22,7 +22,14 @@ import click
 from affidavit.cli import passphrase
 from affidavit.cli.opening import open_memory, open_vault
 from affidavit.cli.output import print_json, shown, stderr, stdout, visible, warn
-from affidavit.cli.params import EXISTING, EXISTING_OR_STDIN, PATH, caller_option, json_option
+from affidavit.cli.params import (
+    EXISTING,
+    EXISTING_OR_STDIN,
+    OUTPUT,
+    PATH,
+    caller_option,
+    json_option,
+)
 from affidavit.core.errors import InputError, LockedError, NotFoundError, UsageError
 from affidavit.core.wording import counted
 
@@ -172,7 +179,7 @@ def unlock(
 @click.option("--sign", is_flag=True, help="First write an Ed25519-signed manifest of the vault.")
 @click.option(
     "--out",
-    type=PATH,
+    type=OUTPUT,
     help="Where to write the manifest (default: manifest.json in the vault).",
 )
 @json_option
