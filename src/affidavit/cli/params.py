@@ -129,9 +129,15 @@ class _Expires(click.ParamType):
     name = "date|duration"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from affidavit.recall.lifecycle import parse_expires
+        from datetime import UTC, datetime
 
-        return parse_expires(value, where="--")  # "--expires '3x' is neither a date nor ..."
+        from affidavit.core.durations import parse_day
+
+        today = datetime.now(UTC).date()
+        day = parse_day(value, _flag(param), today)  # "--expires '3x' is neither a date nor ..."
+        if day < today:
+            self.fail(f"{value!r} is in the past (today is {today} UTC)", param, ctx)
+        return day.isoformat()
 
 
 EXPIRES = _Expires()

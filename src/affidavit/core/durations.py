@@ -10,7 +10,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import date, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from affidavit.core.errors import InputError
 
@@ -42,6 +42,23 @@ def add_duration(start: WHEN, text: str, name: str) -> WHEN | None:
         raise InputError(
             f"{name} {text!r} is too far ahead", "give a shorter duration or a date"
         ) from None
+
+
+def parse_day(value: Any, name: str, today: date) -> date:
+    """The day ``value`` names: a date (YYYY-MM-DD; a full ISO time is cut to its date) or a
+    duration from ``today``; ``name`` is what the user typed it as, for the error."""
+    if isinstance(value, str):
+        later = add_duration(today, value, name)
+        if later is not None:
+            return later
+        try:
+            return date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            pass
+    raise InputError(
+        f"{name} {value!r} is neither a date nor a duration",
+        f"write a date (2026-09-03) or a duration ({EXAMPLES})",
+    )
 
 
 def _add_months(start: WHEN, months: int) -> WHEN:

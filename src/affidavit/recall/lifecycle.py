@@ -39,28 +39,13 @@ def parse_expires(value: Any, today: date | None = None, where: str = "") -> str
     expiry day itself is live).
     """
     today = today or today_utc()
-    end = _expiry_day(value, today, where)
+    end = durations.parse_day(value, f"{where}expires", today)
     if end < today:
         raise InputError(
             f"{where}expires {value!r} is in the past (today is {today.isoformat()} UTC)",
             "give the last day the memory holds, today or later, or leave expires out",
         )
     return end.isoformat()
-
-
-def _expiry_day(value: Any, today: date, where: str) -> date:
-    if isinstance(value, str):
-        later = durations.add_duration(today, value, f"{where}expires")
-        if later is not None:
-            return later
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            pass
-    raise InputError(
-        f"{where}expires {value!r} is neither a date nor a duration",
-        f"write a date (2026-09-03) or a duration ({durations.EXAMPLES})",
-    )
 
 
 def is_expired(data: Mapping[str, Any], today: date | None = None) -> bool:

@@ -34,7 +34,7 @@ from jsonschema import Draft202012Validator
 
 from affidavit.recall import NOTICE
 from affidavit.servers.memory.catalogue import catalogue
-from affidavit.servers.memory.schemas import output_schemas
+from affidavit.servers.memory.published import output_schemas
 from affidavit.vault.session_dir import RUNTIME_ENV
 from tests.servers.memory.conftest import LIGHT, body, run
 from tests.support import mcp_client, run_cli

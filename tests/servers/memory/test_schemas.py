@@ -14,7 +14,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from affidavit.servers.memory.catalogue import catalogue
-from affidavit.servers.memory.schemas import SCHEMAS_FILE, generate, output_schemas, render
+from affidavit.servers.memory.published import SCHEMAS_FILE, output_schemas
+from affidavit.servers.memory.schemas import generate, render
 
 
 def test_the_checked_in_schemas_are_the_generated_ones() -> None:

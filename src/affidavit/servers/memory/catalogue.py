@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from affidavit.servers.memory.handlers import MemoryTools
-from affidavit.servers.memory.schemas import output_schemas
+from affidavit.servers.memory.published import output_schemas
 from affidavit.servers.toolkit import ToolSpec, input_object
 
 #: A memory tool's handler: a method of :class:`MemoryTools`, called with the open tools and

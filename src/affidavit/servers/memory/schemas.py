@@ -3,8 +3,8 @@
 Each handler of :class:`~.handlers.MemoryTools` declares the wire type it returns
 (``-> SearchJSON``); :func:`generate` turns each into its tool's output schema
 (:func:`affidavit.servers.wire_schema.wire_schema`) and ``output_schemas.json`` beside this
-module holds the result, which the catalogue reads when it is built. Nobody writes an output
-schema by hand; the descriptions are the wire types' field docstrings.
+module holds the result, which the catalogue reads when it is built (:mod:`.published`).
+Nobody writes an output schema by hand; the descriptions are the wire types' field docstrings.
 
 After changing a wire type or a handler's return type, regenerate the file::
 
@@ -17,18 +17,9 @@ from __future__ import annotations
 
 import json
 import typing
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-SCHEMAS_FILE = Path(__file__).with_name("output_schemas.json")
-
-
-@cache
-def output_schemas() -> dict[str, dict[str, Any]]:
-    """The checked-in output schema of each tool, by tool name (read once per process)."""
-    loaded: dict[str, dict[str, Any]] = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
-    return loaded
+from affidavit.servers.memory.published import SCHEMAS_FILE
 
 
 def generate() -> dict[str, dict[str, Any]]:
