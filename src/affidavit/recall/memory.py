@@ -385,15 +385,11 @@ class Memory:
     def _embed(
         self, texts: list[str], progress: Callable[[str, int, int], None] | None = None
     ) -> list[npt.NDArray[np.float32]] | None:
-        """Each text's windows, :data:`EMBED_CHUNK` texts per step (a progress tick each)."""
+        """Each text's windows (:func:`embed_texts`); ``None`` without a model."""
         if self.embedder is None:
             return None
-        out: list[npt.NDArray[np.float32]] = []
-        for start in range(0, len(texts), EMBED_CHUNK):
-            out += self.embedder.embed_windows(texts[start : start + EMBED_CHUNK])
-            if progress is not None:
-                progress("embedding", len(out), len(texts))
-        return out
+        tick = (lambda done, total: progress("embedding", done, total)) if progress else None
+        return embed_texts(self.embedder, texts, tick)
 
     def _namespace(self, claim: claims.Claim | graph.Link) -> str:
         """Where ``claim`` (or a link) is written: the namespace it names, else the caller's."""
@@ -808,15 +804,24 @@ def embed_missing(
 def window_bytes(
     embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
 ) -> list[bytes]:
-    """Each text's window vectors as sealed bytes, :data:`EMBED_CHUNK` texts per step (one
-    progress tick each, and a bounded peak of float32 windows)."""
-    out: list[bytes] = []
-    for start in range(0, len(texts), EMBED_CHUNK):
-        windows = embedder.embed_windows(list(texts[start : start + EMBED_CHUNK]))
-        out += [vector_to_bytes(w) for w in windows]
+    """Each text's window vectors as sealed bytes (:func:`embed_texts`)."""
+    return [vector_to_bytes(w) for w in embed_texts(embedder, texts, progress)]
+
+
+def embed_texts(
+    embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+) -> list[npt.NDArray[np.float32]]:
+    """Each text's window vectors, :data:`EMBED_CHUNK` distinct texts per step (a progress
+    tick each, counted in texts, and a bounded peak of float32 windows). A text that occurs
+    twice (a re-sent note, a chat's "thanks") is embedded once: its vector is the same."""
+    distinct = list(dict.fromkeys(texts))
+    vectors: dict[str, npt.NDArray[np.float32]] = {}
+    for start in range(0, len(distinct), EMBED_CHUNK):
+        chunk = distinct[start : start + EMBED_CHUNK]
+        vectors.update(zip(chunk, embedder.embed_windows(chunk), strict=True))
         if progress is not None:
-            progress(len(out), len(texts))
-    return out
+            progress(len(texts) * len(vectors) // len(distinct), len(texts))
+    return [vectors[t] for t in texts]
 
 
 def _within(item: VaultItem, scope: frozenset[str] | None) -> bool:
