@@ -102,3 +102,34 @@ def test_a_too_long_memory_is_explained_in_cli_terms(home: Path, cli_vault: dict
     assert done.returncode == 2
     line = _one_line(done.stderr)
     assert "store_many" not in line and "200 characters" in line, line
+
+
+def test_evidence_on_the_command_line_is_checked_and_shown_by_get(
+    home: Path, cli_vault: dict[str, str], tmp_path: Path
+) -> None:
+    from affidavit.proxy import AuditLog
+
+    env = {**cli_vault, "AFFIDAVIT_EMBEDDER": "off"}
+    log = tmp_path / "audit.jsonl"
+    AuditLog(log, session="s").append({"kind": "call", "tool": "git_commit", "verdict": "verified"})
+    entry = json.loads(log.read_text())["hash"]
+    receipt = json.dumps({"type": "receipt", "log": str(log), "entry": entry})
+    for bad, says in (("{not json", "--evidence is not JSON"), ('{"type": "url"}', "'pack' or")):
+        refused = run_cli(
+            ["store", "The commit landed", "--source", "proxy", "--evidence", bad], home, env=env
+        )
+        assert refused.returncode == 2 and says in _one_line(refused.stderr), refused.stderr
+    wrong = receipt.replace(entry, "e" * 64)
+    refused = run_cli(
+        ["store", "The commit landed", "--source", "proxy", "--evidence", wrong], home, env=env
+    )
+    assert refused.returncode == 2 and "does not check" in _one_line(refused.stderr)
+    assert _recent(home, env) == []  # nothing stored with a false claim of proof
+    stored = run_cli(
+        ["store", "The commit landed", "--source", "proxy", "--evidence", receipt, "--json"],
+        home,
+        env=env,
+    )
+    assert stored.returncode == 0, stored.stderr
+    got = run_cli(["get", json.loads(stored.stdout)["id"], "--json"], home, env=env)
+    assert json.loads(got.stdout)["memory"]["evidence"]["status"] == "proven", got.stdout

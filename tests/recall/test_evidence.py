@@ -19,8 +19,10 @@ from affidavit.core.errors import InputError
 from affidavit.packs import TrustOptions, sign_pack
 from affidavit.proxy import AuditLog, check_receipt
 from affidavit.recall import Memory
+from affidavit.recall.claims import Claim
 from affidavit.recall.evidence import (
-    EvidenceJudge,
+    Evidence,
+    EvidenceCheck,
     EvidenceStatus,
     PackCitation,
     ToolReceipt,
@@ -38,10 +40,18 @@ def _hashes(log: Path) -> list[str]:
     return [json.loads(line)["hash"] for line in log.read_text().splitlines()]
 
 
-def _judge(vault) -> tuple[Memory, EvidenceJudge]:
-    memory = Memory(vault)
-    memory.search("loan periods")  # syncs the installed packs into recall
-    return memory, EvidenceJudge(memory.packs)
+class _Judge:
+    """The memory's judge over its installed packs, synced as a read would sync them."""
+
+    def __init__(self, vault) -> None:
+        self.memory = Memory(vault, embedder=None)
+        self.sync()
+
+    def sync(self) -> None:
+        self.memory.packs.sync(self.memory.index)
+
+    def judge(self, items: list[Evidence]) -> EvidenceCheck:
+        return self.memory.judge.judge(items, self.memory.packs)
 
 
 @pytest.fixture
@@ -85,7 +95,7 @@ def test_swapped_entries_break_the_chain(log: Path) -> None:
 
 
 def test_the_judge_sees_a_log_edited_after_it_said_proven(vault, log: Path) -> None:
-    _, judge = _judge(vault)
+    judge = _Judge(vault)
     receipt = ToolReceipt(str(log), _hashes(log)[0])
     assert judge.judge([receipt]).status is EvidenceStatus.PROVEN
     AuditLog(log, session="s2").append({"kind": "call", "verdict": "verified"})
@@ -111,7 +121,7 @@ def test_a_quote_verbatim_in_a_signed_record_proves_and_a_near_quote_does_not(
 ) -> None:
     pack, fingerprint = signed
     install(vault, pack, TrustOptions(trusted_fingerprints=(fingerprint,)), "library")
-    _, judge = _judge(vault)
+    judge = _Judge(vault)
     good = PackCitation("library", fingerprint, RECORD, QUOTE)
     assert judge.judge([good]).status is EvidenceStatus.PROVEN
     attacks = {
@@ -130,23 +140,28 @@ def test_a_pack_changed_or_uninstalled_after_the_store_makes_the_memory_stale(
 ) -> None:
     pack, fingerprint = signed
     install(vault, pack, TrustOptions(trusted_fingerprints=(fingerprint,)), "library")
-    memory, judge = _judge(vault)
+    memory = Memory(vault, embedder=None)
     citation = PackCitation("library", fingerprint, RECORD, QUOTE)
-    assert judge.judge([citation]).status is EvidenceStatus.PROVEN
+    stored = memory.store(
+        Claim("Tool loans are free for members", "the library's pack", evidence=(citation,))
+    )
+    proven = memory.get_memory(stored["id"])["evidence"]
+    assert proven == {"status": "proven", "items": [citation.as_dict()]}
     records = pack / "records.jsonl"
     records.write_bytes(records.read_bytes().replace(b"free", b"paid"))
-    memory.search("loan periods")
-    check = judge.judge([citation])
-    assert check.status is EvidenceStatus.STALE and "changed on disk" in check.reasons[0]
+    stale = memory.get_memory(stored["id"])
+    assert stale["evidence"]["status"] == "stale", stale
+    assert "changed on disk" in stale["evidence"]["reasons"][0]
+    assert stale["text"] == "Tool loans are free for members"  # still readable, and says so
     uninstall(vault, "library")
-    memory.search("loan periods")
-    assert "no pack named library" in judge.judge([citation]).reasons[0]
+    gone = memory.get_memory(stored["id"])["evidence"]
+    assert "no pack named library" in gone["reasons"][0]
 
 
 def test_an_unsigned_pack_proves_nothing(vault, tmp_path: Path) -> None:
     unsigned = build_sample(tmp_path / "unsigned")
     install(vault, unsigned, TrustOptions(), "loose", allow_unsigned=True)
-    _, judge = _judge(vault)
+    judge = _Judge(vault)
     check = judge.judge([PackCitation("loose", "SHA256:x", RECORD, QUOTE)])
     assert check.status is EvidenceStatus.STALE and "proves nothing" in check.reasons[0]
 
@@ -174,3 +189,24 @@ def test_evidence_round_trips_through_its_wire_form() -> None:
         ToolReceipt("/var/log/audit.jsonl", "a" * 64),
     )
     assert parse_evidence([item.as_dict() for item in items]) == items
+
+
+def test_evidence_that_does_not_check_refuses_the_whole_batch(vault, signed, log: Path) -> None:
+    pack, fingerprint = signed
+    install(vault, pack, TrustOptions(trusted_fingerprints=(fingerprint,)), "library")
+    memory = Memory(vault, embedder=None)
+    good = Claim(
+        "Commit 1 made it to main", "the proxy", evidence=(ToolReceipt(str(log), _hashes(log)[0]),)
+    )
+    near = PackCitation("library", fingerprint, RECORD, QUOTE.replace("free", "Free"))
+    bad = Claim("Loans are free", "the library's pack", evidence=(near,))
+    with pytest.raises(InputError, match=r"item 1: evidence\[0\] does not check: the quote"):
+        memory.store_many([good, bad])
+    assert memory.recent() == []  # nothing stored with a false claim of proof
+    lie = Claim(
+        "The file was written", "the proxy", evidence=(ToolReceipt(str(log), _hashes(log)[1]),)
+    )
+    with pytest.raises(InputError, match="contradicted"):
+        memory.store(lie)
+    stored = memory.store(good)
+    assert memory.get_memory(stored["id"])["evidence"]["status"] == "proven"

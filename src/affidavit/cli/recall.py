@@ -108,6 +108,13 @@ def _memory_cells(r: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
     "--turn", type=click.IntRange(0, 1_000_000_000), help="The turn's position in its thread."
 )
 @click.option("--reply-to", help="The id of the memory this turn answers (needs --thread).")
+@click.option(
+    "--evidence",
+    **MANY,
+    help="What proves it (repeat), as JSON: a pack citation "
+    '{"type":"pack","pack":NAME,"signer":"SHA256:...","record":"M-...","quote":"..."} or a '
+    'proxy receipt {"type":"receipt","log":PATH,"entry":HASH}. Checked now; see docs/evidence.md.',
+)
 @caller_option
 @json_option
 def store(
@@ -125,6 +132,7 @@ def store(
     thread: str | None,
     turn: int | None,
     reply_to: str | None,
+    evidence: tuple[str, ...],
     caller: str,
     as_json: bool,
 ) -> None:
@@ -136,6 +144,7 @@ def store(
     """
     from affidavit.core.errors import ConflictError
     from affidavit.recall import Claim, views
+    from affidavit.recall.evidence import parse_evidence
 
     claim = Claim(
         text,
@@ -151,6 +160,7 @@ def store(
         thread=thread,
         turn=turn,
         reply_to=reply_to,
+        evidence=parse_evidence([_json_item(text, "--evidence") for text in evidence]),
     )
     with open_memory(caller) as m:
         result = m.store(claim)
@@ -169,6 +179,19 @@ def store(
     stdout.print(result["id"], markup=False)
     if result["status"] != "stored":
         warn(f"{result['status']}: an equivalent memory was already stored under this id")
+
+
+def _json_item(text: str, flag: str) -> Any:
+    """One JSON value given on the command line; InputError names the flag."""
+    import json
+
+    from affidavit.core.errors import InputError
+
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        hint = f"quote the object, e.g. {flag} '{{...}}'"
+        raise InputError(f"{flag} is not JSON: {exc}", hint) from None
 
 
 @click.command("search")

@@ -16,7 +16,8 @@ Fields kept in ``VaultItem.data`` (all JSON): ``text``, ``source``, ``tags``, ``
 (YYYY-MM-DD), ``expires`` (YYYY-MM-DD, inclusive), ``importance`` (0-1), ``kind``
 (``fact``|``opinion``), ``affirmed`` (UTC time of the last re-affirmation), ``supersedes``,
 ``superseded_by``, ``quarantined``, ``imported``, and for a turn of a conversation
-``thread``, ``turn`` and ``reply_to`` (recall/ranking/conversation.py).
+``thread``, ``turn`` and ``reply_to`` (recall/ranking/conversation.py), and ``evidence``
+(what proves the memory: :mod:`affidavit.recall.evidence`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, Literal
 
 from affidavit.access import check_name
 from affidavit.core.errors import InputError
+from affidavit.recall.evidence import Evidence, PackCitation, ToolReceipt, parse_evidence
 from affidavit.recall.lifecycle import parse_date, parse_expires
 from affidavit.vault import check_structure
 
@@ -66,6 +68,7 @@ class Claim:
     thread: str | None = None
     turn: int | None = None
     reply_to: str | None = None
+    evidence: tuple[Evidence, ...] = ()
 
     def __post_init__(self) -> None:
         source = self.source
@@ -89,6 +92,7 @@ class Claim:
             "expires": parse_expires(self.expires) if self.expires else None,
             "importance": _importance(self.importance),
             "supersedes": _supersedes(self.supersedes),
+            "evidence": _evidence(self.evidence),
         }
         for name, value in normal.items():
             object.__setattr__(self, name, value)  # frozen: normalised once, here
@@ -131,6 +135,8 @@ class Claim:
             out["supersedes"] = list(self.supersedes)
         if self.quarantined:
             out["quarantined"] = True
+        if self.evidence:
+            out["evidence"] = [item.as_dict() for item in self.evidence]
         out.update(self.structure)
         return out
 
@@ -143,6 +149,13 @@ class Claim:
 
 #: The fields a claim's JSON may have.
 FIELDS = frozenset(f.name for f in fields(Claim))
+
+
+def _evidence(value: Any) -> tuple[Evidence, ...]:
+    """Typed evidence items as given, or parsed from their JSON form."""
+    if isinstance(value, tuple) and all(isinstance(i, PackCitation | ToolReceipt) for i in value):
+        return value
+    return parse_evidence(value)
 
 
 @contextmanager

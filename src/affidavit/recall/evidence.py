@@ -85,13 +85,6 @@ class EvidenceCheck:
     status: EvidenceStatus
     reasons: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
-        """What every front-end shows beside the memory."""
-        out: dict[str, Any] = {"status": self.status.value}
-        if self.reasons:
-            out["reasons"] = list(self.reasons)
-        return out
-
 
 UNPROVEN = EvidenceCheck(EvidenceStatus.UNPROVEN)
 
@@ -152,16 +145,18 @@ def _log_state(path: str) -> tuple[int, int, int, int] | None:
 
 
 class EvidenceJudge:
-    """Judges evidence items against the packs installed now and the logs as they are now."""
+    """Judges evidence items against the packs in recall now and the logs as they are now.
 
-    def __init__(self, shelf: PackShelf) -> None:
-        self.shelf = shelf
+    It keeps each receipt's verdict until its log's size, times or inode change.
+    """
+
+    def __init__(self) -> None:
         self._receipts: dict[ToolReceipt, tuple[tuple[int, int, int, int] | None, str]] = {}
 
-    def problem(self, item: Evidence) -> str:
+    def problem(self, item: Evidence, shelf: PackShelf) -> str:
         """Why ``item`` does not prove anything now; empty when it does."""
         if isinstance(item, PackCitation):
-            return self.shelf.citation_problem(item.pack, item.signer, item.record, item.quote)
+            return shelf.citation_problem(item.pack, item.signer, item.record, item.quote)
         state = _log_state(item.log)
         known = self._receipts.get(item)
         if known is not None and known[0] == state and state is not None:
@@ -172,19 +167,19 @@ class EvidenceJudge:
         self._receipts[item] = (state, check.reason)
         return check.reason
 
-    def judge(self, items: Sequence[Evidence]) -> EvidenceCheck:
+    def judge(self, items: Sequence[Evidence], shelf: PackShelf) -> EvidenceCheck:
         """``proven`` when every item holds, ``stale`` with the reasons when one does not."""
         if not items:
             return UNPROVEN
-        reasons = tuple(reason for reason in map(self.problem, items) if reason)
+        reasons = tuple(reason for item in items if (reason := self.problem(item, shelf)))
         if reasons:
             return EvidenceCheck(EvidenceStatus.STALE, reasons)
         return EvidenceCheck(EvidenceStatus.PROVEN)
 
-    def require(self, items: Sequence[Evidence], where: str = "") -> None:
+    def require(self, items: Sequence[Evidence], shelf: PackShelf, where: str = "") -> None:
         """At store time: InputError naming the first item that does not check."""
         for i, item in enumerate(items):
-            reason = self.problem(item)
+            reason = self.problem(item, shelf)
             if reason:
                 raise InputError(
                     f"{where}evidence[{i}] does not check: {reason}",

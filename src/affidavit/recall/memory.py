@@ -86,6 +86,7 @@ from affidavit.recall.embedder import (
     vector_to_bytes,
 )
 from affidavit.recall.errors import WrongKindError
+from affidavit.recall.evidence import EvidenceJudge, PackCitation, parse_evidence
 from affidavit.recall.history import MemoryHistory
 from affidavit.recall.installed_packs import (
     PackShelf,
@@ -104,6 +105,7 @@ from affidavit.recall.views import (
     RelationView,
     SearchPage,
     StoreOutcome,
+    evidence_json,
     memory_view,
 )
 from affidavit.recall.wire import StoreStatus
@@ -191,6 +193,7 @@ class Memory:
             it.id: str(it.data["expires"]) for it in vault.items(MEMORY) if it.data.get("expires")
         }
         self.packs = PackShelf(vault)
+        self.judge = EvidenceJudge()
         vault.add_listener(self._on_change)
 
     @property
@@ -280,7 +283,14 @@ class Memory:
         return int(value) if isinstance(value, int) and value > 0 else claims.DEFAULT_MAX_CHARS
 
     def _view(self, item: VaultItem) -> MemoryView:
-        return memory_view(item.id, item.namespace, item.saved_at, item.data)
+        view = memory_view(item.id, item.namespace, item.saved_at, item.data)
+        sealed = item.data.get("evidence")
+        if sealed:
+            items = parse_evidence(sealed)
+            if any(isinstance(it, PackCitation) for it in items):
+                self.packs.sync(self.index)  # stat calls: a pack changed since is seen now
+            view["evidence"] = evidence_json(sealed, self.judge.judge(items, self.packs))
+        return view
 
     # -- storing ---------------------------------------------------------------------------
 
@@ -312,6 +322,7 @@ class Memory:
                 if claim.namespace is None:
                     claim = replace(claim, namespace=self.namespace)
                 proposed.append(claim)
+            self._check_evidence(proposed)
             replaced: dict[str, int] = {}  # superseded id -> the item that replaces it
             for i, claim in enumerate(proposed):
                 where = f"item {i}: " if len(proposed) > 1 else ""
@@ -390,6 +401,16 @@ class Memory:
             return None
         tick = (lambda done, total: progress("embedding", done, total)) if progress else None
         return embed_texts(self.embedder, texts, tick)
+
+    def _check_evidence(self, proposed: Sequence[claims.Claim]) -> None:
+        """Refuse a batch in which one claim's evidence does not check (nothing is stored
+        with a false claim of proof)."""
+        if not any(claim.evidence for claim in proposed):
+            return
+        self.packs.sync(self.index)
+        for i, claim in enumerate(proposed):
+            where = f"item {i}: " if len(proposed) > 1 else ""
+            self.judge.require(claim.evidence, self.packs, where)
 
     def _namespace(self, claim: claims.Claim | graph.Link) -> str:
         """Where ``claim`` (or a link) is written: the namespace it names, else the caller's."""

@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, NotRequired, cast
 from typing_extensions import TypedDict
 
 from affidavit.access import default_namespace
-from affidavit.recall.wire import Channel, MemoryJSON, StoreStatus
+from affidavit.recall.wire import Channel, EvidenceJSON, MemoryJSON, StoreStatus
 from affidavit.vault import STRUCTURE_FIELDS
 
 if TYPE_CHECKING:
+    from affidavit.recall.evidence import EvidenceCheck
     from affidavit.recall.ranking.entry import ScoreParts
     from affidavit.recall.wire import (
         HitJSON,
@@ -157,6 +158,14 @@ def memory_view(item_id: str, namespace: str, saved_at: str, data: Mapping[str, 
     if out["quarantined"]:
         out["warning"] = QUARANTINE_WARNING
     return cast("MemoryView", out)
+
+
+def evidence_json(items: Sequence[Mapping[str, Any]], check: EvidenceCheck) -> EvidenceJSON:
+    """A memory's evidence as every front-end shows it: the items and their status now."""
+    out: dict[str, Any] = {"status": check.status.value, "items": [dict(i) for i in items]}
+    if check.reasons:
+        out["reasons"] = list(check.reasons)
+    return cast("EvidenceJSON", out)
 
 
 # -- the wire shapes ---------------------------------------------------------------------------

@@ -33,6 +33,20 @@ class StoreStatus(StrEnum):
 Channel = Literal["semantic", "literal", "context", "date"]
 
 
+class EvidenceJSON(TypedDict):
+    """What proves a memory, judged at this read."""
+
+    status: Literal["proven", "stale", "unproven"]
+    """proven: every item still checks; stale: one no longer does (see reasons); a memory
+    without evidence carries no evidence field at all (unproven)."""
+    items: list[dict[str, Any]]
+    """Each item: {type: pack, pack, signer, record, quote} (a verbatim quote of a record of
+    an installed signed pack) or {type: receipt, log, entry} (a VERIFIED call in the
+    proxy's hash-chained audit log)."""
+    reasons: NotRequired[list[str]]
+    """Why the evidence is stale."""
+
+
 class MemoryJSON(TypedDict):
     """One memory: what it says, where it came from, where it lives and its dates."""
 
@@ -60,6 +74,8 @@ class MemoryJSON(TypedDict):
     pack: NotRequired[dict[str, Any]]
     """Only for a record of an installed signed pack (namespace pack:NAME, read-only): the
     pack, its signer, signed sequence and freshness."""
+    evidence: NotRequired[EvidenceJSON]
+    """Only for a memory stored with evidence: the items and whether they still prove it."""
 
 
 class HitJSON(MemoryJSON):

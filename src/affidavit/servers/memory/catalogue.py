@@ -179,6 +179,32 @@ def _fact_fields(max_chars: int) -> dict[str, Any]:
                 "before it."
             ),
         },
+        "evidence": {
+            "type": "array",
+            "maxItems": 8,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string", "enum": ["pack", "receipt"]},
+                    "pack": {"type": "string", "minLength": 1, "maxLength": 64},
+                    "signer": {"type": "string", "minLength": 1, "maxLength": 128},
+                    "record": {"type": "string", "minLength": 1, "maxLength": 130},
+                    "quote": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "log": {"type": "string", "minLength": 1, "maxLength": 4096},
+                    "entry": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"},
+                },
+                "required": ["type"],
+                "additionalProperties": False,
+            },
+            "description": (
+                "Only when the claim rests on proof: {type: 'pack', pack: its install name, "
+                "signer: the key fingerprint SHA256:..., record: the record_id, quote: the "
+                "words of that record it rests on, verbatim} or {type: 'receipt', log: the "
+                "proxy's audit log path, entry: the hash of the entry of a VERIFIED call}. "
+                "Each item is checked now: one that does not check refuses the store. Reads "
+                "then show evidence.status: proven, or stale once the proof stops holding."
+            ),
+        },
     }
 
 

@@ -24,6 +24,19 @@ class NoArguments(TypedDict):
     """A tool that takes no arguments."""
 
 
+class EvidenceArguments(TypedDict, total=False):
+    """One evidence item: a pack citation (pack, signer, record, quote) or a receipt (log,
+    entry)."""
+
+    type: Required[Literal["pack", "receipt"]]
+    pack: str
+    signer: str
+    record: str
+    quote: str
+    log: str
+    entry: str
+
+
 class _ClaimArguments(TypedDict, total=False):
     """What one memory may carry besides its source."""
 
@@ -39,6 +52,7 @@ class _ClaimArguments(TypedDict, total=False):
     thread: str
     turn: int
     reply_to: str
+    evidence: list[EvidenceArguments]
 
 
 class FactArguments(_ClaimArguments, total=False):
