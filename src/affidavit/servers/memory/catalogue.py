@@ -65,6 +65,10 @@ def _record_id(purpose: str) -> dict[str, Any]:
     return _memory_id(f"{purpose} Alias of 'id' (Compartment's name); give one of the two.")
 
 
+def _text_field(max_length: int, purpose: str) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "maxLength": max_length, "description": purpose}
+
+
 def _fact_fields(max_chars: int) -> dict[str, Any]:
     """The fields one memory can carry (memory_store, and each fact of memory_store_many)."""
     return {
@@ -185,13 +189,24 @@ def _fact_fields(max_chars: int) -> dict[str, Any]:
             "items": {
                 "type": "object",
                 "properties": {
-                    "type": {"type": "string", "enum": ["pack", "receipt"]},
-                    "pack": {"type": "string", "minLength": 1, "maxLength": 64},
-                    "signer": {"type": "string", "minLength": 1, "maxLength": 128},
-                    "record": {"type": "string", "minLength": 1, "maxLength": 130},
-                    "quote": {"type": "string", "minLength": 1, "maxLength": 2000},
-                    "log": {"type": "string", "minLength": 1, "maxLength": 4096},
-                    "entry": {"type": "string", "pattern": "^[0-9a-fA-F]{64}$"},
+                    "type": {
+                        "type": "string",
+                        "enum": ["pack", "receipt"],
+                        "maxLength": 7,
+                        "description": "pack: a citation of a signed pack; receipt: a proxy call.",
+                    },
+                    "pack": _text_field(64, "The installed pack's name (type pack)."),
+                    "signer": _text_field(
+                        128, "The signing key's fingerprint, SHA256:... (type pack)."
+                    ),
+                    "record": _text_field(130, "The record_id in the pack, M-... (type pack)."),
+                    "quote": _text_field(2000, "Words of that record, verbatim (type pack)."),
+                    "log": _text_field(4096, "The proxy audit log's absolute path (type receipt)."),
+                    "entry": {
+                        "type": "string",
+                        "pattern": "^[0-9a-fA-F]{64}$",
+                        "description": "The hash of the call's line in that log (type receipt).",
+                    },
                 },
                 "required": ["type"],
                 "additionalProperties": False,
