@@ -34,7 +34,9 @@ ALLOWED = {
     "crypto": {"core"},
     "vault": {"core", "crypto"},
     "access": {"core", "vault"},  # callers, grants, tokens, the unlock gate (ADR 0160)
-    "recall": {"core", "crypto", "vault", "access", "packs"},  # packs: install verifies (ADR 0135)
+    # packs: install verifies (ADR 0135); proxy: a memory's receipt is judged by
+    # proxy.check_receipt (ADR 0220); the tool plane never imports recall
+    "recall": {"core", "crypto", "vault", "access", "packs", "proxy"},
     "exports": {"core"},
     "packs": {"core", "crypto", "exports"},
     "proxy": {"core", "crypto"},

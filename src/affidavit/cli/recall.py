@@ -143,8 +143,7 @@ def store(
     and why, as memory_store answers.
     """
     from affidavit.core.errors import ConflictError
-    from affidavit.recall import Claim, views
-    from affidavit.recall.evidence import parse_evidence
+    from affidavit.recall import Claim, parse_evidence, views
 
     claim = Claim(
         text,

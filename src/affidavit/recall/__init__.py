@@ -15,6 +15,9 @@ Public API (every name is loaded on first use)::
         relations, unlink, expire, namespaces, status, import_rows (see :mod:`.memory`)
     Claim, Link, EdgeQuery  what store / store_many, link and relations take: frozen values,
                             checked when made (InputError), at the edge that read the input
+    PackCitation, ToolReceipt, parse_evidence(raw) -> items, EvidenceStatus
+                            evidence on a memory (a Claim's ``evidence``), judged at every
+                            read (:mod:`.evidence`, docs/evidence.md)
     WrongKindError          a NotFoundError: the id names a memory, not a relation (or back)
     check_claim(text, max_chars) -> str   the one-claim rule a store applies (InputError)
     embed_missing(vault, items, progress=None) -> items   windows for rows without a vector
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from affidavit.recall.claims import Claim, check_claim
     from affidavit.recall.embedder import availability, prefer_shared, shared_embedder
     from affidavit.recall.errors import WrongKindError
+    from affidavit.recall.evidence import EvidenceStatus, PackCitation, ToolReceipt, parse_evidence
     from affidavit.recall.graph import EdgeQuery, Link
     from affidavit.recall.history import HistoryEvent, MemoryHistory
     from affidavit.recall.memory import Memory, embed_missing
@@ -78,6 +82,7 @@ __all__ = [
     "NOTICE",
     "Claim",
     "EdgeQuery",
+    "EvidenceStatus",
     "HistoryEvent",
     "Link",
     "LinkOutcome",
@@ -85,6 +90,7 @@ __all__ = [
     "MemoryHistory",
     "MemoryHit",
     "MemoryView",
+    "PackCitation",
     "RecallStatus",
     "RelationPage",
     "RelationView",
@@ -92,6 +98,7 @@ __all__ = [
     "SearchPage",
     "StoreOutcome",
     "StoreStatus",
+    "ToolReceipt",
     "WrongKindError",
     "availability",
     "bench",
@@ -100,6 +107,7 @@ __all__ = [
     "installed_packs",
     "maintenance",
     "pack_source",
+    "parse_evidence",
     "prefer_shared",
     "run_selftest",
     "shared_embedder",

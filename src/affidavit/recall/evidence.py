@@ -22,12 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from affidavit.core.errors import InputError
-
-if TYPE_CHECKING:
-    from affidavit.recall.installed_packs import PackShelf
 
 MAX_ITEMS = 8
 """Evidence items one memory may carry."""
@@ -144,6 +141,14 @@ def _log_state(path: str) -> tuple[int, int, int, int] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+class CitedPacks(Protocol):
+    """What judging a citation needs of the installed packs (recall's ``PackShelf``)."""
+
+    def citation_problem(self, name: str, signer: str, record_id: str, quote: str) -> str:
+        """Why a citation of the pack ``name`` proves nothing now; empty when it does."""
+        ...
+
+
 class EvidenceJudge:
     """Judges evidence items against the packs in recall now and the logs as they are now.
 
@@ -153,7 +158,7 @@ class EvidenceJudge:
     def __init__(self) -> None:
         self._receipts: dict[ToolReceipt, tuple[tuple[int, int, int, int] | None, str]] = {}
 
-    def problem(self, item: Evidence, shelf: PackShelf) -> str:
+    def problem(self, item: Evidence, shelf: CitedPacks) -> str:
         """Why ``item`` does not prove anything now; empty when it does."""
         if isinstance(item, PackCitation):
             return shelf.citation_problem(item.pack, item.signer, item.record, item.quote)
@@ -167,7 +172,7 @@ class EvidenceJudge:
         self._receipts[item] = (state, check.reason)
         return check.reason
 
-    def judge(self, items: Sequence[Evidence], shelf: PackShelf) -> EvidenceCheck:
+    def judge(self, items: Sequence[Evidence], shelf: CitedPacks) -> EvidenceCheck:
         """``proven`` when every item holds, ``stale`` with the reasons when one does not."""
         if not items:
             return UNPROVEN
@@ -176,7 +181,7 @@ class EvidenceJudge:
             return EvidenceCheck(EvidenceStatus.STALE, reasons)
         return EvidenceCheck(EvidenceStatus.PROVEN)
 
-    def require(self, items: Sequence[Evidence], shelf: PackShelf, where: str = "") -> None:
+    def require(self, items: Sequence[Evidence], shelf: CitedPacks, where: str = "") -> None:
         """At store time: InputError naming the first item that does not check."""
         for i, item in enumerate(items):
             reason = self.problem(item, shelf)
