@@ -260,6 +260,7 @@ class Vault:
             self._live.clear()
             self._internal.clear()
             self._pending.clear()
+            self._sections.clear()  # a snapshot's sections no layer took (plaintext too)
             if self._session is not None:
                 self._session.release()
 
