@@ -10,6 +10,8 @@ FilesystemVerifier
 GitVerifier
 GitHubVerifier
 ResourceVerifier
+SQLiteVerifier
+DockerVerifier
 
 # Attributes set on third-party objects, which read them.
 _.preserve_quotes  # ruamel.yaml's YAML (integrate/formats.py)

@@ -79,7 +79,7 @@ def start_to_first_page(home: Path, runs: int) -> list[float]:
         try:
             status, cookie = _get(console.url)
             assert status == 200 and cookie, "the token was not exchanged for a cookie"
-            status, _ = _get(console.origin + "/", cookie)
+            status, _ = _get(console.root + "/", cookie)
             assert status == 200
             samples.append(time.perf_counter() - started)
         finally:
@@ -97,8 +97,8 @@ def _console_page(console: RunningConsole, section: str, ready: str) -> Iterator
         browser = launch_chromium(playwright)
         page = browser.new_page()
         page.goto(console.url)
-        page.wait_for_url(console.origin + "/")
-        page.goto(console.origin + section)
+        page.wait_for_url(console.root + "/")
+        page.goto(console.root + section)
         page.wait_for_selector(ready)
         yield page
         browser.close()

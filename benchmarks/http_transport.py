@@ -15,8 +15,9 @@ Rows:
   through the official SDK client (``mcp.Client``) are shown too;
 - C clients x K calls at once (threads, one connection each): wall time, calls/s, p50/p95,
   and errors (any non-200, JSON-RPC error or ``isError`` result). The server runs with
-  ``--rate-limit 100000``: all clients share one caller, and the default limit (50 requests/s
-  per caller) is meant to stop exactly this much traffic from one caller.
+  ``--rate-limit 100000``: all clients share one caller, and the default limit (100
+  requests/s sustained, bursts of 1,000 per caller) is meant to stop this much traffic from
+  one caller.
 
 Targets (issue 17): search p50 <= 25 ms at 10k; 8 clients x 500 calls with 0 errors.
 """

@@ -1,8 +1,9 @@
 """Claim benchmark: does the proxy catch a lying backend, and does it ever cry wolf?
 
 Run: ``python benchmarks/proxy_claims.py [--json OUT]``. Plays the lying-backend corpus
-(``tests/proxy/lying_corpus.py``: lies across filesystem, git, CI and resources, plus honest
-controls) through an official MCP client, once straight to the backend and once through
+(``tests/proxy/lying_corpus.py``: lies across filesystem, git, CI, resources, SQLite, Docker
+(against a loopback fake of the Engine API: no daemon runs here) and output schemas, plus
+honest controls) through an official MCP client, once straight to the backend and once through
 ``affidavit proxy --receipts``, both as real processes over stdio. The honest controls are
 also run against the real dev server, mcp-server-git and the official filesystem server.
 
@@ -31,7 +32,7 @@ from tests.proxy.lying_corpus import (  # noqa: E402 - the repo root must be imp
     run_real_controls,
 )
 
-FAMILIES = ("filesystem", "git", "ci", "resources")
+FAMILIES = ("filesystem", "git", "ci", "resources", "sqlite", "docker", "output-schema")
 
 
 def _rate(hits: int, total: int) -> str:
@@ -60,11 +61,16 @@ def main() -> int:
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="affidavit-claims-") as tmp:
         ws = Workspace(Path(tmp))
-        direct = run_corpus(ws, through_proxy=False) + run_real_controls(ws, through_proxy=False)
-        proxied = run_corpus(ws, through_proxy=True) + run_real_controls(ws, through_proxy=True)
+        try:
+            direct = run_corpus(ws, through_proxy=False)
+            direct += run_real_controls(ws, through_proxy=False)
+            proxied = run_corpus(ws, through_proxy=True)
+            proxied += run_real_controls(ws, through_proxy=True)
+        finally:
+            ws.close()
     table = summarize(direct, proxied)
     header = (
-        f"{'family':<11} {'lies':>4}  {'caught, no proxy':>17}  {'caught, proxy':>15}  "
+        f"{'family':<13} {'lies':>4}  {'caught, no proxy':>17}  {'caught, proxy':>15}  "
         f"{'controls':>8}  {'false alarms, no proxy':>22}  {'false alarms, proxy':>19}"
     )
     print(header)
@@ -96,7 +102,7 @@ def _row(family: str, row: dict[str, int]) -> str:
     controls = row.get("controls_proxy", 0)
     caught_direct = _rate(row.get("caught_direct", 0), row.get("lies_direct", 0))
     return (
-        f"{family:<11} {lies:>4}  {caught_direct:>17}"
+        f"{family:<13} {lies:>4}  {caught_direct:>17}"
         f"  {_rate(row.get('caught_proxy', 0), lies):>15}  {controls:>8}  "
         f"{_rate(row.get('false_alarms_direct', 0), row.get('controls_direct', 0)):>22}  "
         f"{_rate(row.get('false_alarms_proxy', 0), controls):>19}"

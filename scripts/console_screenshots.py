@@ -86,7 +86,7 @@ def pack_pages(page: Any, console: RunningConsole, work: Path, out: Path) -> Pat
     page.screenshot(path=str(out / "pack-built.png"), full_page=True)
 
     fingerprint = page.locator("#built dd").filter(has_text="SHA256:").first.inner_text()
-    page.goto(console.origin + "/pack-check/")
+    page.goto(console.root + "/pack-check/")
     page.fill("input[name=pack_dir]", str(pack))
     page.fill("input[name=trusted_fingerprint]", fingerprint)
     page.check("input[name=strict]")
@@ -204,10 +204,10 @@ def memory_pages(page: Any, work: Path, out: Path) -> None:
         open_console(page, console, "/memory/?q=who+is+around+on+Saturday")
         page.wait_for_selector("#results li.hit")
         page.screenshot(path=str(out / "memory-search.png"), full_page=True)
-        page.goto(f"{console.origin}/memory/m/{corrected}")
+        page.goto(f"{console.root}/memory/m/{corrected}")
         page.wait_for_selector("#history")
         page.screenshot(path=str(out / "memory-page.png"), full_page=True)
-        page.goto(f"{console.origin}/memory/graph")
+        page.goto(f"{console.root}/memory/graph")
         page.wait_for_selector("#graph[data-drawn]")
         page.screenshot(path=str(out / "memory-graph.png"), full_page=True)
         export = work / "export.jsonl"
@@ -217,13 +217,13 @@ def memory_pages(page: Any, work: Path, out: Path) -> None:
                 saved = f"2026-{1 + i * 11 // 2000:02d}-15T10:00:00Z"  # spread over the year
                 row = {"id": f"loan{i:05d}", "namespace": "loans", "data": data, "saved_at": saved}
                 rows.write(json.dumps(row) + "\n")
-        page.goto(f"{console.origin}/memory/import")
+        page.goto(f"{console.root}/memory/import")
         page.fill("input[name=path]", str(export))
         page.click("#import-form button")
         page.wait_for_selector("#import[data-finished]", timeout=300_000)
         page.screenshot(path=str(out / "memory-import.png"), full_page=True)
         review_page(page, console, env, work, out)
-        page.goto(f"{console.origin}/memory/overview")
+        page.goto(f"{console.root}/memory/overview")
         page.screenshot(path=str(out / "memory-overview.png"), full_page=True)
     finally:
         console.stop()
@@ -266,7 +266,7 @@ def review_page(
     event = json.dumps({"session_id": "s-1", "transcript_path": str(transcript)})
     hook = [sys.executable, "-m", "affidavit", "hook", "run", "claude-code"]
     subprocess.run(hook, input=event, env=env, text=True, check=True, capture_output=True)
-    page.goto(f"{console.origin}/memory/review")
+    page.goto(f"{console.root}/memory/review")
     page.wait_for_selector("#candidates li.candidate")
     first = page.locator("#candidates li.candidate").first
     first.locator("textarea[name=text]").fill("The workshop key is kept in the blue box.")

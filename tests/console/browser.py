@@ -27,11 +27,16 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-_URL = re.compile(r"(http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]+)")
+_URL = re.compile(r"(http://127\.\d+\.\d+\.\d+:\d+/(?:[A-Za-z0-9_-]+/)?\?token=[A-Za-z0-9_-]+)")
 
 
 class RunningConsole:
-    """``affidavit console ARGS`` as a real process; ``url`` holds the token."""
+    """``affidavit console ARGS`` as a real process; ``url`` holds the token.
+
+    ``origin`` is ``http://ADDRESS:PORT``; ``root`` is where the console's pages are (the
+    origin and this launch's secret path), so ``root + "/memory/"`` is the memory page.
+    ``cookie`` is the session cookie once a test signed in over raw HTTP (the token buys one).
+    """
 
     def __init__(
         self,
@@ -56,8 +61,12 @@ class RunningConsole:
         threading.Thread(target=self._drain, daemon=True).start()
         parts = urlsplit(self.url)
         self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.host = parts.hostname
         self.port = parts.port
+        self.prefix = parts.path.rstrip("/")
+        self.root = self.origin + self.prefix
         self.token = parts.query.removeprefix("token=")
+        self.cookie: str | None = None
 
     def _read_url(self) -> str:
         assert self.proc.stdout is not None

@@ -12,9 +12,9 @@ TIMEOUT = 60_000
 def open_console(page: Any, console: Any, path: str = "/") -> None:
     """Sign in with the printed link, then open ``path``."""
     page.goto(console.url)
-    page.wait_for_url(f"{console.origin}/", timeout=TIMEOUT)
+    page.wait_for_url(f"{console.root}/", timeout=TIMEOUT)
     if path != "/":
-        page.goto(console.origin + path)
+        page.goto(console.root + path)
 
 
 def load_export(page: Any, console: Any, export: Path) -> None:

@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import http.client
 import os
+import socket
 import stat
 import time
 from pathlib import Path
 
 import pytest
 
+from affidavit.core.http_connections import HEAD_LATE
 
-def request(console, method="GET", path="/", headers=None, body=None):
-    connection = http.client.HTTPConnection("127.0.0.1", console.port, timeout=30)
+
+def request(console, method="GET", path="/", headers=None, body=None, *, under_root=True):
+    """One raw HTTP request to the console; ``path`` is a console path (``/memory/``), sent
+    under this launch's secret root unless ``under_root`` is False."""
+    connection = http.client.HTTPConnection(console.host, console.port, timeout=30)
     try:
-        all_headers = {"Host": f"127.0.0.1:{console.port}", **(headers or {})}
-        connection.request(method, path, body=body, headers=all_headers)
+        all_headers = {"Host": f"{console.host}:{console.port}", **(headers or {})}
+        sent = console.prefix + path if under_root else path
+        connection.request(method, sent, body=body, headers=all_headers)
         response = connection.getresponse()
         return response.status, dict(response.getheaders()), response.read().decode()
     finally:
@@ -27,10 +33,12 @@ def request(console, method="GET", path="/", headers=None, body=None):
 
 
 def sign_in(console) -> str:
-    """The session cookie (``name=value``) the token buys."""
-    status, headers, body = request(console, path=f"/?token={console.token}")
-    assert status == 200, body
-    return headers["set-cookie"].split(";")[0]
+    """The session cookie (``name=value``) the token buys (once: the token is then spent)."""
+    if console.cookie is None:
+        status, headers, body = request(console, path=f"/?token={console.token}")
+        assert status == 200, body
+        console.cookie = headers["set-cookie"].split(";")[0]
+    return console.cookie
 
 
 def test_no_token_no_page(start_console):
@@ -52,18 +60,37 @@ def test_a_wrong_token_is_refused_and_the_right_one_buys_a_strict_cookie(start_c
     name, value = cookie.split(";")[0].split("=", 1)
     assert name == f"affidavit_console_{console.port}" and value != console.token
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    assert 'content="0;url=/pack-check/?x=1"' in body  # on to the page, without the token
+    assert f'content="0;url={console.prefix}/pack-check/?x=1"' in body  # without the token
+    assert f"Path={console.prefix}/;" in cookie  # sent only under this launch's secret root
     status, _, body = request(console, path="/pack-check/", headers={"Cookie": f"{name}={value}"})
     assert status == 200 and "Check a pack" in body
     status, _, _ = request(console, path="/", headers={"Cookie": f"{name}={value[:-1]}x"})
     assert status == 401
 
 
+def test_outside_the_secret_root_nothing_answers_and_redirects_stay_inside(start_console):
+    console = start_console()
+    cookie = sign_in(console)
+    assert console.prefix and len(console.prefix) > 30  # a secret of each launch
+    wrong_root = console.prefix[:-1] + ("A" if console.prefix[-1] != "A" else "B")
+    for path in ("/", "/pack-check/", f"/?token={console.token}", f"{wrong_root}/", "/static/x"):
+        status, _, body = request(console, path=path, headers={"Cookie": cookie}, under_root=False)
+        assert status == 404 and "Open the console from its link" in body, path
+        assert console.prefix not in body
+    form = {"Cookie": cookie, "Origin": console.origin, "Content-Type": "application/json"}
+    status, headers, _ = request(console, "POST", "/pack-maker/clear", form, "{}")
+    assert status == 303 and headers["location"] == f"{console.prefix}/pack-maker/"
+    status, _, body = request(console, path="/", headers={"Cookie": cookie})
+    assert status == 200 and f'href="{console.prefix}/static/console.css"' in body
+    assert f'href="{console.prefix}/memory/"' in body
+
+
 @pytest.mark.parametrize(
     ("headers", "why"),
     [
-        ({"Host": "evil.example:{port}"}, "only to 127.0.0.1 and localhost"),  # DNS rebinding
-        ({"Host": "127.0.0.1:1"}, "only to 127.0.0.1 and localhost"),
+        ({"Host": "evil.example:{port}"}, "only to its own address and port"),  # DNS rebinding
+        ({"Host": "127.0.0.1:1"}, "only to its own address and port"),
+        ({"Host": "127.0.0.1:{port}"}, "only to its own address and port"),  # not its address
         ({"Origin": "http://evil.example"}, "another origin"),
         ({"Origin": "http://127.0.0.1:1"}, "another origin"),  # another local web app
         ({"Origin": "null"}, "another origin"),
@@ -132,3 +159,21 @@ def test_the_browser_is_opened_on_a_private_file_not_on_the_token(start_console,
     console.stop()
     assert not launch.parent.exists()  # the workspace goes with the console
     assert os.path.basename(launch) == "open-console.html"
+
+
+def test_stalled_connections_to_the_console_are_closed(start_console):
+    # issue 26 item 12: the console runs on the same guarded connections as serve --http
+    console = start_console()
+    stalled = []
+    for sent in (b"", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"):
+        sock = socket.create_connection((console.host, console.port), timeout=90)
+        sock.sendall(sent)
+        stalled.append(sock)
+    for sock in stalled:
+        with sock:
+            received = b""
+            while chunk := sock.recv(4096):  # the server closes it (a 90 s timeout fails)
+                received += chunk
+            assert received in (b"", HEAD_LATE)
+    status, _, _ = request(console)
+    assert status == 401

@@ -107,7 +107,7 @@ def test_a_correction_from_the_page_supersedes_the_old_memory(
     found = search_cli(home, vault_env_of, "when do production deploys happen")
     assert [hit["id"] for hit in found][:1] == [new]
     assert old not in [hit["id"] for hit in found]
-    page.goto(f"{console.origin}/memory/m/{old}")
+    page.goto(f"{console.root}/memory/m/{old}")
     assert new in page.inner_text("#superseded-notice")
     assert "marked superseded" in page.inner_text("#events")
 
@@ -169,12 +169,12 @@ def test_the_graph_overview_and_import_pages(
     assert "2026-01-01" in page.inner_text("#graph")
     page.locator("#graph .edge.linked").first.click()
     page.wait_for_url(f"**/memory/m/{src}", timeout=TIMEOUT)
-    page.goto(f"{console.origin}/memory/graph")
+    page.goto(f"{console.root}/memory/graph")
     page.locator("#graph .node[data-entity='Ravi']").click()
     page.wait_for_url("**entity=Ravi", timeout=TIMEOUT)
     page.wait_for_selector("#graph[data-drawn='2']", timeout=TIMEOUT)
 
-    page.goto(f"{console.origin}/memory/overview")
+    page.goto(f"{console.root}/memory/overview")
     assert page.locator("#tags-chart [data-name=infra]").count() == 1
     assert page.locator("#growth-chart rect").count() >= 1
     assert "Chain intact" in page.inner_text("#audit")
@@ -190,7 +190,7 @@ def test_the_graph_overview_and_import_pages(
                 "data": {"text": f"Imported note number {i} about gardening", "source": "old"},
             }
             out.write(json.dumps(row) + "\n")
-    page.goto(f"{console.origin}/memory/import")
+    page.goto(f"{console.root}/memory/import")
     page.fill("input[name=path]", str(export))
     page.click("#import-form button")
     page.wait_for_selector("#import[data-finished]", timeout=TIMEOUT)
@@ -199,10 +199,10 @@ def test_the_graph_overview_and_import_pages(
     assert run_cli(["get", "imp00042"], home, env=vault_env_of).returncode == 0
 
     # locked from the page: the passphrase in the environment no longer opens it, the page does
-    page.goto(f"{console.origin}/memory/overview")
+    page.goto(f"{console.root}/memory/overview")
     page.click("#lock-form button")
     page.wait_for_selector("#locked", timeout=TIMEOUT)
-    page.goto(f"{console.origin}/memory/m/{src}")
+    page.goto(f"{console.root}/memory/m/{src}")
     page.wait_for_selector("#locked", timeout=TIMEOUT)
     page.fill("input[name=passphrase]", TEST_PASSPHRASE)
     page.click("#unlock-form button")
@@ -271,7 +271,7 @@ def test_memory_content_is_shown_as_text_never_run(start_console, page, home, va
     search_in_page(page, "staging notes")
     hit = page.locator("#results li.hit").first
     assert "<img src=x" in hit.inner_text() and "#<b>tag</b>" in hit.inner_text()
-    page.goto(f"{console.origin}/memory/graph")
+    page.goto(f"{console.root}/memory/graph")
     page.wait_for_selector("#graph[data-drawn='2']", timeout=TIMEOUT)
     assert page.locator("main img, main script, #graph svg svg").count() == 0
     assert "<svg onload=alert(1)>" in page.inner_text("#graph")

@@ -103,7 +103,7 @@ def test_accept_with_an_edit_stores_a_memory_and_drop_forgets(
     assert waiting(home, env) == []
     assert "No candidates waiting" in page.inner_text("#review")
     assert search(home, env, "ship on Fridays") == []
-    page.goto(f"{console.origin}/memory/overview")
+    page.goto(f"{console.root}/memory/overview")
     assert page.locator("#review-link").get_attribute("data-waiting") == "0"
 
 

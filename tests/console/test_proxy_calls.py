@@ -120,8 +120,8 @@ def test_proxy_console_flag_starts_the_console_beside_the_proxy(page, tmp_path, 
         ["--console", "--audit-log", str(log), "--root", str(repo), "--", *backend], home
     )
     try:
-        assert proxy.saw("affidavit console: http://127.0.0.1:", timeout=120), proxy.stderr
-        url = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", proxy.stderr)
+        assert proxy.saw("affidavit console: http://127.", timeout=120), proxy.stderr
+        url = re.search(r"http://(127\.[\d.]+):(\d+)/[\w-]+/\?token=[\w-]+", proxy.stderr)
         assert url is not None
         page.goto(url.group(0))
         page.wait_for_selector("a:has-text('Proxy calls')", timeout=TIMEOUT)
@@ -133,15 +133,14 @@ def test_proxy_console_flag_starts_the_console_beside_the_proxy(page, tmp_path, 
         page.locator("#calls tr[data-verdict=contradicted]").wait_for(timeout=TIMEOUT)
     finally:
         proxy.close()
-    port = int(url.group(0).split(":")[2].split("/")[0])
-    assert _stops_listening(port), "the console outlived its proxy"
+    assert _stops_listening(url.group(1), int(url.group(2))), "the console outlived its proxy"
 
 
-def _stops_listening(port: int, within: float = 60) -> bool:
+def _stops_listening(host: str, port: int, within: float = 60) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            socket.create_connection((host, port), timeout=1).close()
         except OSError:
             return True
         time.sleep(0.1)

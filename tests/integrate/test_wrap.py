@@ -94,7 +94,14 @@ def test_wrap_fronts_stdio_servers_only_and_unwrap_restores_byte_for_byte(home):
     goose_text = files["goose"][0].read_text()
     assert goose_text.startswith("# goose config\n")
     goose = yaml.safe_load(goose_text)["extensions"]
-    assert goose["github"]["args"][:4] == ["proxy", "--receipts", "--", "npx"]
+    assert goose["github"]["args"][:6] == [  # GitHub's server: its verifier is turned on
+        "proxy",
+        "--receipts",
+        "--github-api",
+        "https://api.github.com",
+        "--",
+        "npx",
+    ]
     assert goose["github"]["envs"] == {"GITHUB_TOKEN": "g_secret"}
 
     again = run_cli(["wrap"], home)

@@ -141,21 +141,28 @@ def git_server_argv(repo: Path) -> list[str]:
 
 
 def proxied(
-    backend: Sequence[str], roots: Sequence[Path], home: Path, *flags: str
+    backend: Sequence[str],
+    roots: Sequence[Path],
+    home: Path,
+    *flags: str,
+    env: Mapping[str, str] | None = None,
 ) -> StdioServerParameters:
-    """``affidavit proxy --receipts --root R... FLAGS -- BACKEND`` for the official client."""
+    """``affidavit proxy --receipts --root R... FLAGS -- BACKEND`` for the official client
+    (``env`` added to the environment both get)."""
     argv = ["proxy", "--receipts", "--audit-log", str(home / "audit.jsonl")]
     for root in roots:
         argv += ["--root", str(root)]
-    env = cli_env(home, {**GIT_IDENTITY, "PATH": node_path_env()["PATH"]})
+    env = cli_env(home, {**GIT_IDENTITY, "PATH": node_path_env()["PATH"], **(env or {})})
     return StdioServerParameters(
         command=sys.executable, args=["-m", "affidavit", *argv, *flags, "--", *backend], env=env
     )
 
 
-def direct(backend: Sequence[str], home: Path) -> StdioServerParameters:
+def direct(
+    backend: Sequence[str], home: Path, env: Mapping[str, str] | None = None
+) -> StdioServerParameters:
     """Launch parameters for ``backend`` with no proxy in front (the baseline)."""
-    env = cli_env(home, {**GIT_IDENTITY, "PATH": node_path_env()["PATH"]})
+    env = cli_env(home, {**GIT_IDENTITY, "PATH": node_path_env()["PATH"], **(env or {})})
     return StdioServerParameters(command=backend[0], args=list(backend[1:]), env=env)
 
 

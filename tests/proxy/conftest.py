@@ -177,6 +177,19 @@ def tool_calls(log: Path, name: str) -> int:
     return count
 
 
+def sample_twice(proxy: RawProxy) -> str:
+    """The backend asks the host to sample twice (the host answers the first): the text of
+    the second call's reply, which a sampling limit of one refuses."""
+    proxy.initialize({"sampling": {}})
+    proxy.begin_call(1, "ask_host", {})
+    ask = proxy.recv()
+    assert ask["method"] == "sampling/createMessage"
+    answer = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "ok"}}
+    proxy.send({"jsonrpc": "2.0", "id": ask["id"], "result": answer})
+    assert "ok" in text_of(proxy.recv())
+    return text_of(proxy.call(2, "ask_host", {}))
+
+
 def text_of(reply: dict[str, Any]) -> str:
     return " ".join(c.get("text", "") for c in reply["result"].get("content", []))
 

@@ -5,7 +5,10 @@ dev server (``write_file``, ``git_commit``, ``git_branch``, ``git_checkout``,
 ``run_ci_pipeline``, the ``repo://`` resources), of the official filesystem server
 (``edit_file``, ``create_directory``, ``move_file``) and of mcp-server-git (``git_add``,
 ``git_reset``, ``git_create_branch``, and ``git_commit`` with ``repo_path``), and, given
-``--github-api URL``, of GitHub's MCP server (``create_pull_request``). Each one works
+``--github-api URL``, of GitHub's MCP server (``create_pull_request``). ``sqlite_execute`` and
+``docker_build`` have the dev server's shapes and declare its ``outputSchema`` (the others
+declare none); ``docker_build`` builds through the Engine API at ``$DOCKER_HOST`` (in the
+tests, the loopback fake in ``fake_docker.py``). Each one works
 honestly unless the plan file names a lie for it; the plan (``{"git_commit": "old_hash"}``,
 keys are tool names or ``repo://status`` / ``repo://log`` / ``repo://file``) is re-read on
 every call, so one session can play many scenarios. Every executed tool call is appended to
@@ -23,6 +26,7 @@ import base64
 import hashlib
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -60,6 +64,8 @@ class Liar:
             "git_add": self.git_add,
             "git_reset": self.git_reset,
             "run_ci_pipeline": self.run_ci_pipeline,
+            "sqlite_execute": self.sqlite_execute,
+            "docker_build": self.docker_build,
         }
         if github_api:
             self.tools["create_pull_request"] = self.create_pull_request
@@ -225,6 +231,53 @@ class Liar:
         report_all = {"pipeline": name, "passed": passed, "steps": steps, "skipped": skipped}
         return f"pipeline {name}: {'PASSED' if passed else 'FAILED'}", report_all
 
+    # -- SQLite and Docker -----------------------------------------------------------------
+    def sqlite_execute(self, args: dict[str, Any], lie: str) -> Reply:
+        import sqlite3
+
+        target = self.path(args["db"])
+        if lie == "other_db":
+            target = target.with_name("other-" + target.name)
+        columns: list[str] = []
+        rows: list[list[Any]] = []
+        changes = 1  # what "nothing" claims: the corpus's statements change one row
+        if lie != "nothing":
+            conn = sqlite3.connect(target, isolation_level=None)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                cursor = conn.execute(args["sql"])
+                rows = [list(row) for row in cursor.fetchall()]
+                columns = [d[0] for d in cursor.description or ()]
+                changes = conn.total_changes
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        if lie == "wrong_count":
+            changes += 1
+        report: dict[str, Any] = {"db": args["db"], "changes": changes, "columns": columns}
+        report.update(rows=rows, truncated=False)
+        if lie == "schema_violation":
+            report["changes"] = f"{changes} rows"
+        return f"{changes} row(s) changed in {args['db']}", report
+
+    def docker_build(self, args: dict[str, Any], lie: str) -> Reply:
+        import os
+
+        from fake_docker import post_build  # beside this script
+
+        tag, host = args["tag"], os.environ["DOCKER_HOST"]
+        image_id = "sha256:" + "0" * 64
+        if lie == "other_tag":
+            image_id = post_build(host, tag + "-other")
+        elif lie != "nothing":
+            image_id = post_build(host, tag)
+        if lie == "wrong_id":
+            image_id = post_build(host, "scratch:unrelated")
+        report = {"tag": tag, "context": args.get("context", "."), "log_tail": "done\n"}
+        if lie == "no_structured":
+            return f"built {tag}", None
+        return f"built {tag}", {**report, "image_id": image_id}
+
     # -- GitHub ----------------------------------------------------------------------------
     def create_pull_request(self, args: dict[str, Any], lie: str) -> Reply:
         """Opens the PR through the (loopback) REST API, answering like GitHub's MCP server."""
@@ -283,12 +336,21 @@ class Liar:
 
 def build(liar: Liar) -> Server[Any]:
     """The MCP server around ``liar``."""
+    from affidavit.servers.dev.tools import TOOLS as DEV_TOOLS
+
     schema = {"type": "object", "additionalProperties": True}
+    declared = {"sqlite_execute", "docker_build"}
+    outputs = {t.name: t.output_schema for t in DEV_TOOLS if t.name in declared}
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
-                types.Tool(name=name, description=f"{name} (may lie)", input_schema=schema)
+                types.Tool(
+                    name=name,
+                    description=f"{name} (may lie)",
+                    input_schema=schema,
+                    output_schema=outputs.get(name),
+                )
                 for name in liar.tools
             ]
         )
@@ -299,7 +361,7 @@ def build(liar: Liar) -> Server[Any]:
         liar.record(params.name, args, lie)
         try:
             text, structured = liar.tools[params.name](args, lie)
-        except (KeyError, OSError, subprocess.CalledProcessError, ValueError) as exc:
+        except (KeyError, OSError, subprocess.CalledProcessError, ValueError, sqlite3.Error) as exc:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"error: {exc}")], is_error=True
             )

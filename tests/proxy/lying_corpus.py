@@ -6,6 +6,12 @@ lying backend's plan, and makes one call through an official MCP client — eith
 ``affidavit proxy`` or straight to the backend (the "without proxy" baseline). A lie counts as
 caught when the host is told the call failed (``isError`` or a JSON-RPC error) although the
 backend reported success; an honest control that the host sees fail is a false alarm.
+
+The host here checks nothing itself: a tool call goes out as a plain ``tools/call`` request,
+without the official Python SDK's own output-schema check (most hosts have none), so the
+"output-schema" lies show what a host that trusts the shape would accept. The Docker
+scenarios build through a loopback fake of the Docker Engine API (``fake_docker.py``; no
+daemon runs here), which the workspace serves and empties on every reset.
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from tests.proxy import fake_docker
 from tests.proxy._verifier_fixtures import (
     LYING_BACKEND,
     direct,
@@ -109,6 +117,18 @@ def _notes(repo: Path) -> None:
     (repo / "notes.txt").write_text("remember\n")
 
 
+def _db(repo: Path) -> None:
+    """``data.db`` (and a twin, ``other-data.db``) with one table holding one row."""
+    import sqlite3
+
+    for name in ("data.db", "other-data.db"):
+        conn = sqlite3.connect(repo / name)
+        conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        conn.execute("INSERT INTO items (name) VALUES ('first')")
+        conn.commit()
+        conn.close()
+
+
 WRITE = {"path": "docs/out.txt", "content": "the real content\n"}
 EDIT = {
     "path": "app.py",
@@ -116,6 +136,23 @@ EDIT = {
 }
 MOVE = {"source": "notes.txt", "destination": "moved.txt"}
 COMMIT = {"message": "Change the readme\n\nAnd add a file."}
+INSERT = {"db": "data.db", "sql": "INSERT INTO items (name) VALUES ('second')"}
+BUILD = {"tag": "app:dev"}
+
+
+def _sqlite_lies(s: type[Scenario]) -> list[Scenario]:
+    """The held-back SQLite lies (each on a fresh ``data.db``), and one about its shape."""
+    lies = {
+        "nothing": "sqlite: insert claimed, nothing written",
+        "wrong_count": "sqlite: row count inflated",
+        "other_db": "sqlite: written to another database",
+        "schema_violation": "schema: row count as text",
+    }
+    family = {"schema_violation": "output-schema"}
+    return [
+        s(name, family.get(lie, "sqlite"), "sqlite_execute", INSERT, lie, _db)
+        for lie, name in lies.items()
+    ]
 
 
 def scenarios(repo: Path) -> list[Scenario]:
@@ -286,6 +323,11 @@ def scenarios(repo: Path) -> list[Scenario]:
             lie="missing",
             resource=True,
         ),
+        *_sqlite_lies(s),
+        s("docker: build claimed, nothing built", "docker", "docker_build", BUILD, "nothing"),
+        s("docker: built under another tag", "docker", "docker_build", BUILD, "other_tag"),
+        s("docker: reply names another image", "docker", "docker_build", BUILD, "wrong_id"),
+        s("schema: no structuredContent", "output-schema", "docker_build", BUILD, "no_structured"),
     ]
     controls = [
         s("write", "filesystem", "write_file", WRITE),
@@ -309,6 +351,8 @@ def scenarios(repo: Path) -> list[Scenario]:
         s("status", "resources", "repo://status", setup=_dirty, resource=True),
         s("log", "resources", "repo://log", resource=True),
         s("file", "resources", "repo://file/README.md", resource=True),
+        s("insert", "sqlite", "sqlite_execute", INSERT, setup=_db),
+        s("build", "docker", "docker_build", BUILD),
     ]
     return lies + [
         Scenario(
@@ -321,6 +365,13 @@ def scenarios(repo: Path) -> list[Scenario]:
         )
         for c in controls
     ]
+
+
+def _short_socket_path() -> Path:
+    """A Unix socket path short enough for the 108-byte limit, wherever the tests run."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="afd-docker-", dir="/tmp")) / "docker.sock"
 
 
 class Workspace:
@@ -344,6 +395,13 @@ class Workspace:
         self.plan = base / "plan.json"
         self.home = base / "home"
         self.home.mkdir(exist_ok=True)
+        self.engine = fake_docker.FakeEngine()
+        self._engine = fake_docker.serving(self.engine, _short_socket_path())
+        self.docker_host = self._engine.__enter__()
+
+    def close(self) -> None:
+        """Stop the fake Docker Engine."""
+        self._engine.__exit__(None, None, None)
 
     def reset(self) -> None:
         """Back to main at the base commit, clean tree, only main and side."""
@@ -354,6 +412,8 @@ class Workspace:
         for ref in git(self.repo, "for-each-ref", "--format=%(refname)", "refs/heads").split():
             if ref not in ("refs/heads/main", "refs/heads/side"):
                 git(self.repo, "update-ref", "-d", ref)
+        self.engine.images.clear()
+        self.engine.tags.clear()
 
     def backend_argv(self, exec_log: Path | None = None) -> list[str]:
         """The lying backend on this workspace (and its execution log, if any)."""
@@ -363,9 +423,10 @@ class Workspace:
 
     def params(self, backend: Sequence[str], *proxy_flags: str, through_proxy: bool = True) -> Any:
         """Client launch parameters: through ``affidavit proxy`` or straight to ``backend``."""
+        env = {"DOCKER_HOST": self.docker_host}
         if through_proxy:
-            return proxied(backend, [self.repo], self.home, *proxy_flags)
-        return direct(backend, self.home)
+            return proxied(backend, [self.repo], self.home, *proxy_flags, env=env)
+        return direct(backend, self.home, env)
 
 
 async def _play(client: Client, ws: Workspace, scenario: Scenario) -> Outcome:
@@ -375,8 +436,10 @@ async def _play(client: Client, ws: Workspace, scenario: Scenario) -> Outcome:
     try:
         if scenario.resource:
             typed: Any = await client.read_resource(scenario.target)
-        else:
-            typed = await client.call_tool(scenario.target, scenario.arguments)
+        else:  # a plain request: the SDK's own output-schema check is the host's, not ours
+            params = types.CallToolRequestParams(name=scenario.target, arguments=scenario.arguments)
+            request = types.CallToolRequest(params=params)
+            typed = await client.session.send_request(request, types.CallToolResult)
     except MCPError as exc:
         return Outcome(scenario, True, "contradicted", str(exc)[:300])
     result = typed.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -389,6 +452,7 @@ def play(ws: Workspace, params: Any, chosen: Sequence[Scenario]) -> list[Outcome
 
     async def session() -> list[Outcome]:
         async with Client(params, read_timeout_seconds=120) as client:
+            await client.list_tools()  # as every host does before it offers the tools
             return [await _play(client, ws, s) for s in chosen]
 
     return anyio.run(session)
@@ -400,7 +464,14 @@ def run_corpus(ws: Workspace, *, through_proxy: bool, only: Sequence[str] = ()) 
     return play(ws, ws.params(ws.backend_argv(), through_proxy=through_proxy), chosen)
 
 
-DEV_TOOLS = {"write_file", "git_commit", "git_branch", "git_checkout", "run_ci_pipeline"}
+DEV_TOOLS = {
+    "write_file",
+    "git_commit",
+    "git_branch",
+    "git_checkout",
+    "run_ci_pipeline",
+    "sqlite_execute",
+}
 FS_TOOLS = {"write_file", "edit_file", "create_directory", "move_file"}
 GIT_TOOLS = {"git_commit", "git_add", "git_reset", "git_create_branch"}
 

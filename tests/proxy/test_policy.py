@@ -9,7 +9,7 @@ import pytest
 
 from affidavit.core.errors import InputError
 from affidavit.proxy.policy import load_policy
-from tests.proxy.conftest import text_of, tool_calls
+from tests.proxy.conftest import sample_twice, text_of, tool_calls
 from tests.support import run_cli
 
 SECRETS = """
@@ -124,27 +124,8 @@ def test_approval_is_denied_clearly_when_the_host_cannot_ask(raw_proxy, backend_
 
 
 def test_sampling_over_the_rate_limit_is_refused_before_the_host(raw_proxy, tmp_path):
-    proxy = raw_proxy("--policy", str(write_policy(tmp_path)))
-    proxy.initialize({"sampling": {}})
-    proxy.begin_call(1, "ask_host", {})
-    ask = proxy.recv()
-    assert ask["method"] == "sampling/createMessage"
-    proxy.send(
-        {
-            "jsonrpc": "2.0",
-            "id": ask["id"],
-            "result": {
-                "role": "assistant",
-                "model": "m",
-                "content": {"type": "text", "text": "ok"},
-            },
-        }
-    )
-    assert "ok" in text_of(proxy.recv())
-    second = proxy.call(
-        2, "ask_host", {}
-    )  # the proxy refuses the backend's second sampling request
-    assert "sampling refused" in text_of(second) and "1 per minute" in text_of(second)
+    second = sample_twice(raw_proxy("--policy", str(write_policy(tmp_path))))
+    assert "sampling refused" in second and "1 per minute" in second
 
 
 def test_proxy_replay_reports_calls_a_new_policy_would_change(raw_proxy, tmp_path, home):

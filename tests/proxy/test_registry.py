@@ -11,7 +11,7 @@ from pathlib import Path
 from affidavit.proxy.verifiers.base import Verifier
 from affidavit.proxy.verifiers.registry import load_verifiers
 
-BUILTINS = ["ci", "filesystem", "git", "github", "resources"]
+BUILTINS = ["ci", "docker", "filesystem", "git", "github", "resources", "sqlite"]
 
 
 def test_builtins_load_from_entry_points() -> None:

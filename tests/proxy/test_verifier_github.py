@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 import socket
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anyio
@@ -27,99 +23,35 @@ from tests.proxy._verifier_fixtures import (
     verdict_of,
     wire,
 )
+from tests.proxy.fake_github import FakeGitHub, seeded, serving
+from tests.support import run_cli
 
 V = GitHubVerifier()
 TOKEN = "ghp_test_token_never_in_evidence"
 
 
-@dataclass
-class FakeGitHub:
-    """The state behind the loopback API: one public repository ``acme/app``."""
-
-    items: dict[int, dict[str, Any]] = field(default_factory=dict)
-    refs: dict[str, str] = field(default_factory=lambda: {"main": "a" * 40, "dev": "b" * 40})
-    auth_seen: list[str] = field(default_factory=list)
-
-    def add(self, title: str, *, pr: bool, head: str = "feature", base: str = "main") -> int:
-        number = max(self.items, default=0) + 1
-        item: dict[str, Any] = {"number": number, "title": title, "body": "", "state": "open"}
-        item["html_url"] = f"https://github.com/acme/app/{'pull' if pr else 'issues'}/{number}"
-        if pr:
-            item.update(pull_request={}, head={"ref": head}, base={"ref": base})
-        self.items[number] = item
-        return number
-
-    def answer(self, path: str) -> tuple[int, Any]:
-        route = path.split("?", 1)[0]
-        if not route.startswith("/repos/acme/app"):
-            return 404, {"message": "Not Found"}
-        rest = route.removeprefix("/repos/acme/app")
-        if rest == "":
-            return 200, {"full_name": "acme/app", "default_branch": "main"}
-        if rest == "/issues":
-            newest = sorted(self.items.values(), key=lambda i: -i["number"])[:1]
-            return 200, newest
-        if m := re.fullmatch(r"/(pulls|issues)/(\d+)", rest):
-            item = self.items.get(int(m.group(2)))
-            if item is None or (m.group(1) == "pulls" and "pull_request" not in item):
-                return 404, {"message": "Not Found"}
-            return 200, item
-        if m := re.fullmatch(r"/git/ref/heads/(.+)", rest):
-            sha = self.refs.get(m.group(1))
-            if sha is None:
-                return 404, {"message": "Not Found"}
-            return 200, {"ref": f"refs/heads/{m.group(1)}", "object": {"sha": sha}}
-        return 404, {"message": "Not Found"}
-
-
 @pytest.fixture
 def github() -> Iterator[tuple[FakeGitHub, str]]:
-    state = FakeGitHub()
-    state.add("older issue", pr=False)
-    state.add("Old PR", pr=True)
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            state.auth_seen.append(self.headers.get("Authorization", ""))
-            self._send(*state.answer(self.path))
-
-        def do_POST(self) -> None:
-            """Creating a pull request, as the GitHub MCP server does for the lying backend."""
-            length = int(self.headers.get("Content-Length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if self.path != "/repos/acme/app/pulls":
-                self._send(404, {"message": "Not Found"})
-                return
-            number = state.add(body["title"], pr=True, head=body["head"], base=body["base"])
-            self._send(201, state.items[number])
-
-        def _send(self, status: int, body: Any) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    state = seeded()
+    with serving(state) as url:
+        yield state, url
 
 
 def settings(url: str) -> dict[str, str]:
     return {"github_api_url": url, "github_token": TOKEN}
 
 
+PR_ARGS = {
+    "owner": "acme",
+    "repo": "app",
+    "title": "Add feature",
+    "head": "feature",
+    "base": "main",
+}
+
+
 def pr_call(url: str, title: str = "Add feature", base: str = "main"):
-    args = {"owner": "acme", "repo": "app", "title": title, "head": "feature", "base": base}
+    args = {**PR_ARGS, "title": title, "base": base}
     return call("create_pull_request", args, settings=settings(url))
 
 
@@ -265,3 +197,31 @@ def test_pull_requests_through_the_proxy(github, tmp_path, home) -> None:
     assert retitled[:2] == (True, "contradicted") and "requested title" in retitled[2]
     assert TOKEN not in older[2] + retitled[2]
     assert f"Bearer {TOKEN}" in state.auth_seen
+
+
+def test_a_redirect_to_another_host_never_carries_the_token(github) -> None:
+    """The attack: the configured API answers with a redirect to a host the user never named
+    (urllib copies ``Authorization`` onto a redirected request). The token must stay home."""
+    state, url = github
+    attacker = seeded()
+    with serving(attacker) as elsewhere:
+        state.redirect_to = elsewhere
+        receipt = judge(V, pr_call(url), lambda: minimal(3))
+    assert not any(TOKEN in seen for seen in attacker.auth_seen), attacker.auth_seen
+    assert receipt.verdict is Verdict.UNCHECKED
+    assert "redirected to another host" in receipt.evidence[0].observed
+    assert TOKEN not in json.dumps(receipt.as_dict())
+
+
+def test_an_api_url_with_credentials_is_not_used(github, home) -> None:
+    _, url = github
+    with_password = url.replace("http://", "http://user:hunter2pw@")
+    receipt = judge(
+        V,
+        call("create_pull_request", PR_ARGS, settings={"github_api_url": with_password}),
+        lambda: minimal(3),
+    )
+    assert receipt.verdict is Verdict.UNCHECKED
+    refused = run_cli(["proxy", "--github-api", with_password, "--", "true"], home)
+    assert refused.returncode != 0 and "must not carry credentials" in refused.stderr
+    assert "hunter2pw" not in refused.stderr and "Traceback" not in refused.stderr

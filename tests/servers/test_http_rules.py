@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from affidavit.core.errors import UsageError
-from affidavit.servers.http import FileToken, HttpOptions, RateLimit, parse_address
+from affidavit.servers.http import FileToken, HttpOptions, OpenRequests, RateLimit, parse_address
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,38 @@ def test_token_file(tmp_path: Path) -> None:
 
 
 def test_rate_bucket_is_per_caller() -> None:
-    limit = RateLimit(1.0)
+    limit = RateLimit(1.0, 1)
     assert limit.wait("a") == 0
     assert limit.wait("b") == 0  # another caller has its own bucket
     assert 0 < limit.wait("a") <= 1.0
+
+
+def test_a_bucket_holds_its_burst_and_delay_does_not_spend() -> None:
+    limit = RateLimit(0.001, 3)  # refills once in 1,000 s: none during the test
+    assert limit.delay("a") == 0
+    assert [limit.wait("a") for _ in range(3)] == [0, 0, 0]
+    assert limit.delay("a") > 0 and limit.wait("a") > 0
+    assert limit.delay("b") == 0
+
+
+def test_full_buckets_are_forgotten_past_the_table_limit() -> None:
+    limit = RateLimit(1_000_000.0, 1)  # refills at once
+    limit.MAX_KEYS = 10
+    for n in range(50):
+        limit.wait(f"address-{n}")
+    assert len(limit._buckets) <= 11
+
+
+def test_the_burst_defaults_to_ten_seconds_of_the_rate() -> None:
+    assert HttpOptions("127.0.0.1", 0).burst == 1000
+    assert HttpOptions("127.0.0.1", 0, rate_limit=2.5).burst == 25
+    assert HttpOptions("127.0.0.1", 0, rate_limit=2.5, rate_burst=3).burst == 3
+
+
+def test_open_requests_are_counted_per_caller_up_to_the_cap() -> None:
+    open_requests = OpenRequests(2)
+    assert open_requests.enter("a") and open_requests.enter("a")
+    assert not open_requests.enter("a")
+    assert open_requests.enter("b")
+    open_requests.leave("a")
+    assert open_requests.enter("a")

@@ -2,7 +2,8 @@
 
 Without ``--log`` it checks the vault's sealed audit chain (needs the vault unlocked); with
 ``--log FILE`` it checks a proxy audit log (plain JSONL, no key needed). Exit 0 when intact,
-the IntegrityError exit code when not.
+the IntegrityError exit code when not. A verimcp audit log is read too: its entries are
+counted and it is reported as not hash-chained (nothing in it can show a change).
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ def _verify_proxy_log(log: Path, as_json: bool) -> None:
             {
                 "ok": report.ok,
                 "entries": report.entries,
-                "head": report.head,
+                "head": report.head if report.chained else None,
                 "broken_at": brk.index + 1 if brk else None,
                 "reason": brk.reason if brk else None,
+                "format": report.format,
+                "chained": report.chained,
             }
         )
     if brk is not None:
@@ -69,5 +72,13 @@ def _verify_proxy_log(log: Path, as_json: bool) -> None:
             f"audit log {log} is broken at entry {brk.index + 1}: {brk.reason}",
             "entries before it are intact; keep the file as evidence",
         )
-    if not as_json:
-        stdout.print(f"audit log OK: {report.entries} entries, head {report.head}", markup=False)
+    if as_json:
+        return
+    if not report.chained:
+        stdout.print(
+            f"{report.format} audit log: {report.entries} entries read; it is not hash-chained, "
+            "so a changed or removed entry cannot be detected",
+            markup=False,
+        )
+        return
+    stdout.print(f"audit log OK: {report.entries} entries, head {report.head}", markup=False)

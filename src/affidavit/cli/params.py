@@ -29,36 +29,26 @@ def http_options(command: Callable[..., Any]) -> Callable[..., Any]:
     argument: an :class:`affidavit.servers.http.HttpOptions`, or None to serve over stdio."""
 
     @functools.wraps(command)
-    def wrapper(
-        *args: Any,
-        http: str | None,
-        allow_remote: bool,
-        tls_cert: Path | None,
-        tls_key: Path | None,
-        insecure_http: bool,
-        rate_limit: float | None,
-        max_body: int | None,
-        **kwargs: Any,
-    ) -> Any:
+    def wrapper(*args: Any, http: str | None, **kwargs: Any) -> Any:
         from affidavit.core.errors import UsageError
+        from affidavit.core.http_connections import ConnectionLimits
         from affidavit.servers import http as transport
 
-        extras = allow_remote or insecure_http or tls_cert or tls_key or rate_limit or max_body
-        if http is None and extras:
+        given = {name: kwargs.pop(name) for name in _HTTP_FLAGS}
+        if http is None and any(given.values()):
             raise UsageError("the HTTP options need --http HOST:PORT", "add --http 127.0.0.1:8765")
         options = None
         if http is not None:
             host, port = transport.parse_address(http)
-            options = transport.HttpOptions(
-                host,
-                port,
-                allow_remote=allow_remote,
-                tls_cert=tls_cert,
-                tls_key=tls_key,
-                insecure_http=insecure_http,
-                rate_limit=rate_limit or transport.DEFAULT_RATE,
-                max_body=max_body or transport.DEFAULT_MAX_BODY,
+            connections = ConnectionLimits(
+                **{
+                    name: given[flag]
+                    for name, flag in _CONNECTION_FLAGS.items()
+                    if given[flag] is not None
+                }
             )
+            chosen = {name: given[name] for name in _OPTION_FLAGS if given[name] is not None}
+            options = transport.HttpOptions(host, port, connections=connections, **chosen)
             options.check()  # before anything is opened or bound
         return command(*args, http=options, **kwargs)
 
@@ -81,22 +71,89 @@ def http_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Allow plain HTTP on a remote address (behind your own TLS proxy only).",
         ),
-        click.option(
-            "--rate-limit",
-            type=click.FloatRange(min=1.0),
-            metavar="N",
-            help="Requests per second one caller may make (default 50).",
-        ),
-        click.option(
-            "--max-body",
-            type=click.IntRange(min=1024),
-            metavar="BYTES",
-            help="Largest request body in bytes (default 1048576).",
+        *(
+            click.option(flag, name, type=kind, metavar=metavar, help=text)
+            for flag, name, kind, metavar, text in _LIMITS
         ),
     ]
     for decorate in reversed(decorators):
         wrapper = decorate(wrapper)
     return wrapper
+
+
+_SECURITY_FLAGS = ("allow_remote", "tls_cert", "tls_key", "insecure_http")
+_LIMITS = (
+    (
+        "--rate-limit",
+        "rate_limit",
+        click.FloatRange(min=0.01),
+        "N",
+        "Requests per second one caller may make, sustained (default 100).",
+    ),
+    (
+        "--rate-burst",
+        "rate_burst",
+        click.IntRange(min=1),
+        "N",
+        "Requests one caller may make at once (default: 10 seconds' worth).",
+    ),
+    (
+        "--auth-failures",
+        "auth_failures",
+        click.IntRange(min=1),
+        "N",
+        "Missing or wrong tokens one client address may send per minute (default 20).",
+    ),
+    (
+        "--max-open-requests",
+        "open_requests",
+        click.IntRange(min=1),
+        "N",
+        "Requests one caller may have open at once (default 32).",
+    ),
+    (
+        "--max-body",
+        "max_body",
+        click.IntRange(min=1024),
+        "BYTES",
+        "Largest request body in bytes (default 1048576).",
+    ),
+    (
+        "--max-connections",
+        "max_connections",
+        click.IntRange(min=1),
+        "N",
+        "Open connections one client address may hold (default 64).",
+    ),
+    (
+        "--header-timeout",
+        "header_timeout",
+        click.FloatRange(min=0.1),
+        "SECONDS",
+        "Time a request head may take to arrive (default 10).",
+    ),
+    (
+        "--idle-timeout",
+        "idle_timeout",
+        click.FloatRange(min=0.1),
+        "SECONDS",
+        "Time a connection may stay silent while the server waits (default 30).",
+    ),
+)
+"""The limits of an HTTP server: (flag, parameter, type, metavar, help); defaults live in
+``affidavit.servers.http`` and ``affidavit.core.http_connections``."""
+_CONNECTION_FLAGS = {
+    "per_address": "max_connections",
+    "header_timeout": "header_timeout",
+    "idle_timeout": "idle_timeout",
+}
+"""The limits that are fields of ``ConnectionLimits`` (by field name); the others, and the
+security flags, are fields of ``HttpOptions`` under their parameter's name."""
+_OPTION_FLAGS = (
+    *_SECURITY_FLAGS,
+    *(name for _, name, *_ in _LIMITS if name not in _CONNECTION_FLAGS.values()),
+)
+_HTTP_FLAGS = (*_OPTION_FLAGS, *_CONNECTION_FLAGS.values())
 
 
 token_file_option = click.option(

@@ -4,6 +4,11 @@ Everything after ``--`` is the backend command; :class:`_BackendCommand` splits 
 option parsing so backend flags never collide with ours. ``affidavit proxy [OPTIONS] -- CMD``
 (what client configs say) is ``proxy run``: the group's default command. The proxy plane is
 imported inside the commands.
+
+verimcp's command line carries over unchanged (``--policy-config``, ``--verifiers``,
+``--sampling-limit``/``--sampling-window``, ``--approval-timeout``, and ``replay LOG
+--policy-config P --session S``), so a client config that ran ``verimcp ARGS`` runs
+``affidavit proxy ARGS``.
 """
 
 from __future__ import annotations
@@ -80,19 +85,14 @@ def parse_headers(literal: list[str], from_env: list[str]) -> dict[str, str]:
     return headers
 
 
-def _load_verifiers(specs: list[str]) -> tuple[Any, ...]:
-    """Built-in and entry-point verifiers, plus ``--verifier MODULE:ATTR`` ones."""
+def _load_verifiers(specs: list[str], names: str | None = None) -> tuple[Any, ...]:
+    """Built-in and entry-point verifiers (only those ``names`` lists, when given), plus
+    ``--verifier MODULE:ATTR`` ones."""
     import importlib
 
-    from affidavit.proxy import Verifier
+    from affidavit.proxy import Verifier, load_verifiers
 
-    loaded: list[Any] = []
-    try:
-        from affidavit.proxy import load_verifiers
-    except ImportError:
-        pass
-    else:
-        loaded.extend(load_verifiers())
+    loaded: list[Any] = list(load_verifiers(names.split(",") if names is not None else None))
     for spec in specs:
         module_name, sep, attr = spec.partition(":")
         if not sep:
@@ -122,7 +122,9 @@ def _load_verifiers(specs: list[str]) -> tuple[Any, ...]:
     "--idempotent-replay", is_flag=True, help="Answer a retry of a VERIFIED call from its result."
 )
 @click.option("--receipts", is_flag=True, help="Append each receipt to the result.")
-@click.option("--policy", type=PATH, help="YAML allow/deny/approval rules.")
+@click.option(
+    "--policy", "--policy-config", "policy", type=PATH, help="YAML allow/deny/approval rules."
+)
 @click.option("--pin-tools", is_flag=True, help="Refuse tools that changed.")
 @click.option("--audit-log", type=PATH, help="Hash-chained JSONL log.")
 @click.option("--backend-url", help="Streamable HTTP URL.")
@@ -131,6 +133,15 @@ def _load_verifiers(specs: list[str]) -> tuple[Any, ...]:
 @click.option("--otel-exporter", help="console or otlp.")
 @click.option("--otel-endpoint", help="OTLP HOST:PORT.")
 @click.option("--verifier", **MANY, help="Extra verifier MODULE:ATTR.")
+@click.option("--github-api", help="GitHub REST API URL to check GitHub claims against.")
+@click.option("--verifiers", help="Load only these installed verifiers (comma-separated names).")
+@click.option("--sampling-limit", type=int, help="Backend sampling requests allowed per window.")
+@click.option(
+    "--sampling-window", type=float, default=60.0, help="Seconds of the --sampling-limit window."
+)
+@click.option(
+    "--approval-timeout", type=float, default=600.0, help="Seconds to wait for an approval."
+)
 @click.option("--verify-timeout", type=float, default=60.0, help="Seconds per verifier step.")
 @click.option(
     "--console", is_flag=True, help="Also open the web console on this audit log (link on stderr)."
@@ -150,6 +161,11 @@ def run(
     otel_exporter: str | None,
     otel_endpoint: str | None,
     verifier: tuple[str, ...],
+    verifiers: str | None,
+    github_api: str | None,
+    sampling_limit: int | None,
+    sampling_window: float,
+    approval_timeout: float,
     verify_timeout: float,
     console: bool,
 ) -> None:
@@ -168,6 +184,7 @@ def run(
         ProxyInterceptor,
         ProxyOptions,
         Relay,
+        SamplingLimit,
         default_log_path,
         load_policy,
         make_telemetry,
@@ -179,8 +196,23 @@ def run(
         raise UsageError("give either --backend-url or a command after `--`, not both")
     if backend_url is None and (header or header_from_env):
         raise UsageError("--header and --header-from-env need --backend-url")
-    if verify_timeout <= 0:
-        raise UsageError("--verify-timeout must be positive")
+    for flag, seconds in (
+        ("--verify-timeout", verify_timeout),
+        ("--approval-timeout", approval_timeout),
+        ("--sampling-window", sampling_window),
+    ):
+        if seconds <= 0:
+            raise UsageError(f"{flag} must be positive")
+    if sampling_limit is not None and sampling_limit < 0:
+        raise UsageError("--sampling-limit must be a whole number >= 0")
+    settings: dict[str, Any] = {}
+    if github_api is not None:
+        from affidavit.proxy import github_api_url_problem
+
+        problem = github_api_url_problem(github_api)
+        if problem is not None:
+            raise UsageError(f"--github-api: {problem}", "e.g. --github-api https://api.github.com")
+        settings["github_api_url"] = github_api
     backend: Any
     if backend_url is not None:
         from affidavit.proxy import HttpBackend, validate_url
@@ -203,9 +235,14 @@ def run(
         receipts=receipts,
         policy=load_policy(policy) if policy is not None else None,
         pin_tools=pin_tools,
-        verifiers=_load_verifiers(list(verifier)),
+        verifiers=_load_verifiers(list(verifier), verifiers),
         verify_timeout=verify_timeout,
+        settings=settings,
         telemetry=make_telemetry(otel_exporter, otel_endpoint),
+        sampling=(
+            SamplingLimit(sampling_limit, sampling_window) if sampling_limit is not None else None
+        ),
+        approval_timeout=approval_timeout,
     )
     relay = Relay(backend)
     beside = None
@@ -246,18 +283,30 @@ def trust_tools(audit_log: Path | None, tool: tuple[str, ...], backend: str | No
 
 
 @click.command("replay")
-@click.argument("audit", type=PATH, help="An audit log written by the proxy.")
-@click.option("--policy", type=PATH, required=True, help="The new policy to back-test.")
+@click.argument("audit", type=PATH, help="An audit log written by the proxy (or by verimcp).")
+@click.option(
+    "--policy",
+    "--policy-config",
+    "policy",
+    type=PATH,
+    required=True,
+    help="The new policy to back-test.",
+)
+@click.option("--session", help="Only the calls of this proxy session.")
 @json_option
-def replay(audit: Path, policy: Path, as_json: bool) -> None:
+def replay(audit: Path, policy: Path, session: str | None, as_json: bool) -> None:
     """Back-test a new policy on an audit log.
 
-    Reports which recorded calls it would have decided differently.
+    Reports which recorded calls it would have decided differently. A verimcp audit log is
+    read too (it is not hash-chained, so it is taken as it is).
     """
     from affidavit.cli.output import stdout
     from affidavit.proxy import backtest, load_policy, read_entries
 
-    report = backtest(read_entries(audit), load_policy(policy))
+    entries = read_entries(audit)
+    if session is not None:
+        entries = [e for e in entries if e.get("session") == session]
+    report = backtest(entries, load_policy(policy))
     if as_json:
         print_json(report.as_dict())
         return

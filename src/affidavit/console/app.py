@@ -120,9 +120,15 @@ class ContainErrors:
 
 
 def create_app(
-    console: Console, *, port: int, token: str, session: str, on_login: Callable[[], None]
+    console: Console,
+    *,
+    address: str,
+    port: int,
+    root: str,
+    token: str,
+    on_login: Callable[[], None],
 ) -> Starlette:
-    """The console app behind its guard."""
+    """The console app behind its guard, served at ``http://address:port/root/``."""
     sections = load_sections(console)
     routes = [
         _home(console, sections),
@@ -130,7 +136,7 @@ def create_app(
         *(Mount(f"/{section.slug}", routes=list(section.routes)) for section in sections),
     ]
     middleware = [
-        Middleware(Guard, port=port, token=token, session=session, on_login=on_login),
+        Middleware(Guard, address=address, port=port, root=root, token=token, on_login=on_login),
         Middleware(RequestBodyLimitMiddleware, max_body_size=MAX_BODY),
         Middleware(ContainErrors),
     ]

@@ -5,14 +5,33 @@ export, a pack or an audit log can never become markup: escaping is the default,
 page might forget. Attribute names are Python names: ``class_`` is ``class`` and
 ``data_message_id`` is ``data-message-id``; ``True`` writes a bare attribute, ``None`` and
 ``False`` leave it out.
+
+Pages write their links from the console's root (``/memory/``), but the console is served
+under a secret path of each launch (``/<secret>/memory/``, ADR 0171): :func:`rooted` puts a
+path under the root of the request being answered (:data:`URL_ROOT`, set by the guard), and
+:func:`tag` does so by itself for ``href``, ``src``, ``action`` and ``formaction``. A path in
+a ``data-`` attribute or in JSON, which cannot be told from text, is passed through
+:func:`rooted` where it is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextvars import ContextVar
 from html import escape
 
 VOID = frozenset(("br", "hr", "img", "input", "link", "meta"))
+URL_ATTRIBUTES = frozenset(("href", "src", "action", "formaction"))
+URL_ROOT: ContextVar[str] = ContextVar("affidavit_console_url_root", default="")
+"""The path the console is served under in the request being answered (``/<secret>``);
+empty outside a request (the launch file) and for a request outside the root."""
+
+
+def rooted(url: str) -> str:
+    """``url`` under the console's root when it is a path on the console (``/...``)."""
+    if url.startswith("/") and not url.startswith("//"):
+        return URL_ROOT.get() + url
+    return url
 
 
 class Markup(str):
@@ -41,7 +60,8 @@ def _attributes(attrs: dict[str, object]) -> str:
         if value is None or value is False:
             continue
         name = key.rstrip("_").replace("_", "-")
-        parts.append(f" {name}" if value is True else f' {name}="{escape(str(value))}"')
+        text = rooted(str(value)) if name in URL_ATTRIBUTES else str(value)
+        parts.append(f" {name}" if value is True else f' {name}="{escape(text)}"')
     return "".join(parts)
 
 

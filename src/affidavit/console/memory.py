@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from affidavit.console.context import Console, Section, notice
 from affidavit.console.forms import local_path, read_form, text
-from affidavit.console.html import Child, Markup, tag
+from affidavit.console.html import Child, Markup, rooted, tag
 from affidavit.console.memory_charts import bar_chart, growth, growth_chart, tag_counts
 from affidavit.console.memory_jobs import Jobs
 from affidavit.console.memory_pages import (
@@ -307,7 +307,7 @@ def section(console: Console) -> Section:
                     tag(
                         "div",
                         id="graph",
-                        data_src=f"/{SLUG}/graph.json",
+                        data_src=rooted(f"/{SLUG}/graph.json"),
                         data_entity=entity,
                         class_="graph",
                     ),
@@ -342,7 +342,7 @@ def section(console: Console) -> Section:
                         "object": r["object"],
                         "valid_from": r.get("valid_from"),
                         "valid_to": r.get("valid_to"),
-                        "src": f"/{SLUG}/m/{r['src_id']}" if r.get("src_id") else None,
+                        "src": rooted(f"/{SLUG}/m/{r['src_id']}") if r.get("src_id") else None,
                     }
                     for r in found["relations"]
                 ],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from affidavit.console.html import Child, Markup, join, tag
+from affidavit.console.html import Child, Markup, join, rooted, tag
 from affidavit.console.widgets import card, field, post_form, select, table
 
 SLUG = "memory"
@@ -174,7 +174,7 @@ def search_form(values: Mapping[str, str], namespaces: Sequence[str]) -> Markup:
         method="get",
         action=f"/{SLUG}/",
         id="search-form",
-        data_results=f"/{SLUG}/results",
+        data_results=rooted(f"/{SLUG}/results"),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from affidavit.console.context import notice
-from affidavit.console.html import Child, Markup, tag
+from affidavit.console.html import Child, Markup, rooted, tag
 from affidavit.console.memory_jobs import JobState
 from affidavit.console.memory_pages import SLUG
 from affidavit.console.widgets import button_form, card, post_form, table
@@ -179,6 +179,6 @@ def import_card(state: JobState | None = None) -> Markup:
         ),
         tag("div", outcome, id="import-outcome"),
         id="import",
-        data_state=f"/{SLUG}/import/{state.id}/state",
+        data_state=rooted(f"/{SLUG}/import/{state.id}/state"),
         data_finished="1" if state.finished else None,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from affidavit.console.html import Markup, join, tag
+from affidavit.console.html import Markup, join, rooted, tag
 from affidavit.console.pack_draft import AUTO, Built, Draft
 from affidavit.console.widgets import card, choice, field, post_form, select
 
@@ -187,8 +187,8 @@ def editor(draft: Draft) -> Markup:
         ),
         id="record-form",
         class_="stack",
-        data_check=f"/{SLUG}/check",
-        data_add=f"/{SLUG}/records",
+        data_check=rooted(f"/{SLUG}/check"),
+        data_add=rooted(f"/{SLUG}/records"),
     )
     return tag(
         "aside",

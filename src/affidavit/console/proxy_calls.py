@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from affidavit.console.context import Console, Section, notice
 from affidavit.console.forms import local_path, read_form, text
-from affidavit.console.html import Markup, join, tag
+from affidavit.console.html import Markup, join, rooted, tag
 from affidavit.console.proxy_feed import VERDICTS, CallFeed, CallRow
 from affidavit.console.widgets import card, field, post_form, select, table
 from affidavit.core.errors import AffidavitError, UsageError
@@ -199,7 +199,7 @@ def section(console: Console) -> Section:
             tag("thead", tag("tr", [tag("th", column) for column in COLUMNS])),
             tag("tbody", [render_row(row) for row in reversed(rows)], id="calls"),
             id="calls-table",
-            data_feed=f"/{SLUG}/feed",
+            data_feed=rooted(f"/{SLUG}/feed"),
             data_last=feed.count,
             data_poll=POLL_MS,
         )

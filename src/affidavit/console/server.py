@@ -1,10 +1,15 @@
-"""Starting the console: a loopback socket, a per-launch token, the browser, and uvicorn.
+"""Starting the console: a loopback socket, per-launch secrets, the browser, and uvicorn.
+
+Each launch listens on an address of its own, a random one of 127.0.0.0/8 (cookies are kept
+per host, so a server on 127.0.0.1 never receives this console's), and serves its pages under
+a secret root path, with a one-sign-in token in the link (see :mod:`affidavit.console.guard`,
+ADR 0171). Where only 127.0.0.1 works (macOS has no other loopback address configured), or
+with ``--host``, the address is that one and the secret root carries the protection alone.
 
 The token never goes into a process's argv: the browser is opened on a private launch file
-(0600, in a 0700 workspace) that forwards to the token URL, and the file is deleted on the
-first sign-in. The URL with the token is printed once, on this terminal. Uvicorn's access log
-is off (a token in a query string must not reach a log), and its own messages are limited to
-warnings.
+(0600, in a 0700 workspace) that forwards to the link, and the file is deleted on the first
+sign-in. The link is printed once, on this terminal. Uvicorn's access log is off (a token in
+a query string must not reach a log), and its own messages are limited to warnings.
 """
 
 from __future__ import annotations
@@ -26,29 +31,68 @@ from typing import TextIO
 from affidavit.console.settings import ConsoleSettings
 from affidavit.core.atomic import SECRET_FILE_MODE
 from affidavit.core.errors import ConflictError, UsageError
+from affidavit.core.http_connections import ConnectionLimits, uvicorn_settings
 
-HOST = "127.0.0.1"
+DEFAULT_HOST = "127.0.0.1"
 LAUNCH_FILE = "open-console.html"
 
 
-def bind(port: int | None) -> socket.socket:
-    """A listening socket on 127.0.0.1 (``port`` None or 0: a free port)."""
+def loopback_address(text: str) -> str:
+    """``text`` if it is an IPv4 loopback address (127.x.y.z), else a UsageError."""
+    import ipaddress
+
+    try:
+        address = ipaddress.IPv4Address(text)
+    except ValueError:
+        address = None
+    if address is None or not address.is_loopback:
+        raise UsageError(
+            f"--host {text} is not a loopback address", "use 127.x.y.z, or leave it out"
+        )
+    return str(address)
+
+
+def random_loopback() -> str:
+    """A random address of 127.0.0.0/8 other than 127.0.0.1 (and never a .0 or .255 one)."""
+    while True:
+        octets = [secrets.randbelow(256), secrets.randbelow(256), 1 + secrets.randbelow(254)]
+        if octets != [0, 0, 1]:
+            return "127.{}.{}.{}".format(*octets)
+
+
+def bind(port: int | None, host: str | None = None) -> socket.socket:
+    """A listening socket on ``host`` (None: a random loopback address, or 127.0.0.1 where
+    no other one can be bound) and ``port`` (None or 0: a free port)."""
     if port is not None and not 0 <= port <= 65535:
         raise UsageError(f"--port {port} is not a port number", "use 1-65535, or leave it out")
+    if host is None:
+        try:
+            return _listen(random_loopback(), port)
+        except OSError as exc:
+            if exc.errno not in (errno.EADDRNOTAVAIL, errno.EADDRINUSE):
+                raise UsageError(f"cannot listen on a loopback address ({exc.strerror})") from None
+        host = DEFAULT_HOST
+    try:
+        return _listen(host, port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ConflictError(
+                f"port {port} on {host} is in use", "pick another --port, or leave it out"
+            ) from None
+        raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror})") from None
+
+
+def _listen(host: str, port: int | None) -> socket.socket:
     # proto named: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto says TCP,
     # and accepted sockets copy it from this one. With proto 0 a response sent as headers then
     # body waited for the client's delayed ACK: ~40 ms on every request (measured).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        sock.bind((HOST, port or 0))
+        sock.bind((host, port or 0))
         sock.listen(128)
-    except OSError as exc:
+    except OSError:
         sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise ConflictError(
-                f"port {port} on {HOST} is in use", "pick another --port, or leave it out"
-            ) from None
-        raise UsageError(f"cannot listen on {HOST}:{port} ({exc.strerror})") from None
+        raise
     sock.set_inheritable(False)
     return sock
 
@@ -99,12 +143,12 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 def serve(settings: ConsoleSettings, out: TextIO = sys.stdout) -> None:
     """Run the console until Ctrl-C (or, with ``stop_when_stdin_closes``, stdin's end)."""
-    sock = bind(settings.port)
-    port = sock.getsockname()[1]
-    token, session = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    sock = bind(settings.port, settings.host)
+    address, port = sock.getsockname()[:2]
+    token, root = secrets.token_urlsafe(32), "/" + secrets.token_urlsafe(24)
     workspace = Path(tempfile.mkdtemp(prefix="affidavit-console-"))
     try:
-        url = f"http://{HOST}:{port}/?token={token}"
+        url = f"http://{address}:{port}{root}/?token={token}"
         launch = write_launch_file(workspace, url)
 
         def forget_launch_file() -> None:
@@ -118,22 +162,26 @@ def serve(settings: ConsoleSettings, out: TextIO = sys.stdout) -> None:
 
         console = Console(settings, workspace)
         app = create_app(
-            console, port=port, token=token, session=session, on_login=forget_launch_file
+            console,
+            address=address,
+            port=port,
+            root=root,
+            token=token,
+            on_login=forget_launch_file,
         )
         config = uvicorn.Config(
             app,
             log_level="warning",
             access_log=False,
             lifespan="off",
-            http="h11",
-            ws="none",
             loop="asyncio",
             server_header=False,
             timeout_graceful_shutdown=2,
+            **uvicorn_settings(ConnectionLimits()),  # stalled connections closed, as serve's
         )
         server = uvicorn.Server(config)
         print(f"affidavit console: {url}", file=out, flush=True)
-        print("  (the link holds this launch's token; press Ctrl-C to stop)", file=out, flush=True)
+        print("  (the link signs in one browser, once; press Ctrl-C to stop)", file=out, flush=True)
         if settings.open_browser:
             threading.Thread(target=_open_browser, args=(launch, out), daemon=True).start()
         if settings.stop_when_stdin_closes:

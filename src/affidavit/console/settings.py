@@ -12,5 +12,6 @@ class ConsoleSettings:
 
     audit_log: Path
     port: int | None = None
+    host: str | None = None
     open_browser: bool = True
     stop_when_stdin_closes: bool = False

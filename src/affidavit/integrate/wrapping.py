@@ -4,7 +4,9 @@ A stdio entry ``CMD ARGS`` becomes ``affidavit proxy --receipts --root DIR... --
 roots are the directories the server is given in its own arguments (an absolute or ``~`` path
 to an existing directory, alone or as ``--option=DIR``), so the verifiers can look where the
 server works instead of answering every file claim ``unchecked``; ``--receipts`` shows each
-verdict to the model. Every other key of the entry (``env``, ``cwd``, timeouts, approvals)
+verdict to the model. GitHub's own MCP server also gets ``--github-api URL``, which turns the
+GitHub verifier on with the token the server is already given (:mod:`.github_server`). Every
+other key of the entry (``env``, ``cwd``, timeouts, approvals)
 stays as it was, so secrets stay in ``env`` and never move into argv. Claude Code's
 per-project servers (``projects.<path>.mcpServers`` in ``~/.claude.json``) are fronted like
 the user-level ones. Entries we cannot front are left alone and reported: remote servers (a URL,
@@ -17,6 +19,7 @@ wrote; after later edits it rewrites each wrapped entry back to the command afte
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from typing import Any
 from affidavit.integrate import configfile
 from affidavit.integrate.clients import REMOTE_TYPES, URL_KEYS, Client, Env
 from affidavit.integrate.formats import ServerMap
+from affidavit.integrate.github_server import entry_env, github_api_for
 from affidavit.integrate.launcher import affidavit_command, affidavit_subcommand
 
 
@@ -74,11 +78,15 @@ def inferred_roots(args: list[str]) -> list[str]:
     return roots
 
 
-def proxy_args(command: str, args: list[str]) -> list[str]:
-    """The arguments of ``affidavit`` that front ``command args`` with the proxy."""
+def proxy_args(command: str, args: list[str], env: Mapping[str, str] | None = None) -> list[str]:
+    """The arguments of ``affidavit`` that front ``command args`` (started with ``env`` added
+    to its environment) with the proxy. Nothing of ``env`` is copied into them."""
     options = ["--receipts"]
     for root in inferred_roots(args):
         options += ["--root", root]
+    github_api = github_api_for(command, args, env or {})
+    if github_api is not None:
+        options += ["--github-api", github_api]
     return ["proxy", *options, "--", command, *args]
 
 
@@ -98,7 +106,8 @@ def decide(client: Client, server: str, entry: dict[str, Any]) -> Decision:
         if sub[:1] == ["serve"] or sub[:2] in (["memory", "serve"], ["pack", "serve"]):
             return Decision(server, "skip", "affidavit's own server (its answers need no proxy)")
     program, prefix = affidavit_command()
-    new = client.with_launch(entry, program, [*prefix, *proxy_args(command, args)])
+    fronted = proxy_args(command, args, entry_env(entry))
+    new = client.with_launch(entry, program, [*prefix, *fronted])
     return Decision(server, "wrap", f"{command} -> affidavit proxy -- {command}", new)
 
 

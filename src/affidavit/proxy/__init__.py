@@ -10,16 +10,19 @@ relay or an HTTP client)::
     ProxyInterceptor(relay, options)   policy, pins, verified replay, verifiers, audit log
     ProxyOptions                     what the command line configured
     StdioBackend(argv), HttpBackend(url, headers), validate_url(url)   the two backends
-    load_policy(path) -> Policy      a policy file, checked
+    load_policy(path) -> Policy      a policy file, checked (verimcp's spellings too)
+    SamplingLimit(limit, window_s)   a limit on backend sampling requests
     validate_cli_roots(paths)        the roots given with --root
     make_telemetry(exporter, endpoint) -> Telemetry | None   optional OpenTelemetry
     Verifier, load_verifiers()       the verifier contract, and every installed plugin
+    github_api_url_problem(url)      why a --github-api URL cannot be used (None: it can)
     PINS_FILE, trust_tools(path, tools=None, backend=None) -> [changes]   accept changed
         tool definitions (``affidavit proxy trust-tools``)
 
     The audit log (hash-chained JSONL, nothing secret in it):
     AuditLog(path, session), AuditEntry (one entry, typed), default_log_path(),
     read_entries(path) -> [AuditEntry] (a broken chain is refused), verify_log(path) -> LogReport
+        (a verimcp log is read as well, and reported as not chained)
     LogFollower(path).poll() -> LogUpdate   the entries appended since the last poll (the
         console's live feed), each link verified as it is read
     backtest(entries, policy) -> Backtest   which recorded calls a new policy would decide
@@ -49,10 +52,11 @@ if TYPE_CHECKING:
     from affidavit.proxy.otel import make_telemetry
     from affidavit.proxy.pinning import PINS_FILE
     from affidavit.proxy.pinning import trust as trust_tools
-    from affidavit.proxy.policy import load_policy
+    from affidavit.proxy.policy import SamplingLimit, load_policy
     from affidavit.proxy.relay import Relay
     from affidavit.proxy.roots import validate_cli_roots
     from affidavit.proxy.verifiers.base import Verifier
+    from affidavit.proxy.verifiers.github import api_url_problem as github_api_url_problem
     from affidavit.proxy.verifiers.registry import load_verifiers
 
 __all__ = [
@@ -67,10 +71,12 @@ __all__ = [
     "ProxyInterceptor",
     "ProxyOptions",
     "Relay",
+    "SamplingLimit",
     "StdioBackend",
     "Verifier",
     "backtest",
     "default_log_path",
+    "github_api_url_problem",
     "load_policy",
     "load_verifiers",
     "make_telemetry",

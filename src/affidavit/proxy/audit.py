@@ -133,12 +133,18 @@ depends on its ``kind``; every value is redacted before it is written (nothing s
 
 @dataclass(frozen=True)
 class LogReport:
-    """The result of walking a log: ``ok`` when every link verified."""
+    """The result of walking a log: ``ok`` when every link verified.
+
+    ``chained`` is False for a log in another product's format that has no hash chain
+    (verimcp's): its entries were read, but nothing shows they were not changed.
+    """
 
     ok: bool
     entries: int
     first_break: ChainBreak | None = None
     head: str = GENESIS
+    chained: bool = True
+    format: str = "affidavit"
 
 
 def _link(raw: bytes) -> tuple[str, str, Mapping[str, Any]]:
@@ -157,11 +163,28 @@ def _links(path: Path) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
                 yield _link(raw)
 
 
+def _written_by_verimcp(path: Path) -> bool:
+    """Whether ``path`` is a verimcp audit log (judged by its first non-empty line)."""
+    from affidavit.proxy.verimcp_log import is_verimcp_line
+
+    with path.open("rb") as handle:
+        first = next((raw for raw in handle if raw.strip()), b"")
+    return bool(first) and is_verimcp_line(first)
+
+
 def verify_log(path: Path) -> LogReport:
-    """Walk the chain in ``path``; report how many entries verified and the first break."""
+    """Walk the chain in ``path``; report how many entries verified and the first break.
+
+    A verimcp log is read and counted (a malformed line is refused) and reported as not
+    chained."""
     path = Path(path)
     if not path.exists():
         raise IntegrityError(f"no audit log at {path}", "check the path given to --audit-log")
+    if _written_by_verimcp(path):
+        from affidavit.proxy.verimcp_log import FORMAT, count_verimcp_entries
+
+        entries = count_verimcp_entries(path)
+        return LogReport(ok=True, entries=entries, head="", chained=False, format=FORMAT)
     links = list(_links(path))
     broken = first_break(links)
     if broken is not None:
@@ -171,7 +194,12 @@ def verify_log(path: Path) -> LogReport:
 
 
 def read_entries(path: Path) -> list[AuditEntry]:
-    """Every entry body in order (for ``proxy replay``); a broken chain is refused."""
+    """Every entry body in order (for ``proxy replay``); a broken chain is refused. A verimcp
+    log's entries are translated into ours (:mod:`affidavit.proxy.verimcp_log`)."""
+    if Path(path).exists() and _written_by_verimcp(Path(path)):
+        from affidavit.proxy.verimcp_log import read_verimcp_log
+
+        return read_verimcp_log(path)
     report = verify_log(path)
     if not report.ok:
         assert report.first_break is not None

@@ -8,8 +8,10 @@ stderr, also when it is cut short (the host or the backend went away, the reply 
 ``resources/read`` goes through the same policy and snapshot/verify path (a denied or
 contradicted read becomes a JSON-RPC error) and serves ``affidavit://audit`` itself;
 ``initialize`` / ``server/discover`` teach the proxy who the host and backend are;
-``tools/list`` feeds the pins. A reply the proxy did not change is forwarded byte for byte.
-Lines the relay refused (a repeated key, a reply for no request) are audited too.
+``tools/list`` feeds the pins and the output schemas (a tool that declares one has every
+result checked against it, before and beside its domain verifier). A reply the proxy did not
+change is forwarded byte for byte. Lines the relay refused (a repeated key, a reply for no
+request) are audited too.
 
 A call with nothing to judge (no verifier for it, no receipt to add, its pin holds, the policy
 allows it outright) is decided by :meth:`ProxyInterceptor.quick` in the relay's host thread
@@ -72,10 +74,10 @@ from affidavit.proxy.verifiers.base import (
     Verifier,
 )
 from affidavit.proxy.verifiers.locate import backend_repo, filesystem_dirs, resource_path
+from affidavit.proxy.verifiers.schema import OutputSchemas, SchemaChecked
 
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 CLIENT_CAPS_META = "io.modelcontextprotocol/clientCapabilities"
-APPROVAL_TIMEOUT = 600.0
 _RAW_ARGUMENTS = "\0arguments"
 _RECEIPT = "\0receipt"  # turned into the receipt's redacted fields by the audit thread
 _NO_VERIFIER: Any = object()  # the receipt of a call no verifier judged, made by that thread
@@ -135,6 +137,7 @@ class ProxyInterceptor:
             PinStore(options.pins_path, relay.backend.identity) if options.pin_tools else None
         )
         self._listed: set[str] = set()
+        self.schemas = OutputSchemas()
         self.host_caps: dict[str, Any] = {}
         self.backend_name = ""
         self._roots_task: asyncio.Task[None] | None = None
@@ -149,9 +152,8 @@ class ProxyInterceptor:
             "resources/read",
             "resources/list",
             "resources/templates/list",
+            "tools/list",
         }
-        if self.pins is not None:
-            methods.add("tools/list")
         self.methods = frozenset(methods)
 
     # ------------------------------------------------------------ plumbing
@@ -234,7 +236,7 @@ class ProxyInterceptor:
         roots = self._roots_task
         if roots is not None and not roots.done():
             return None
-        if self.runner.select(self._context("tools/call", name, arguments)) is not None:
+        if self._verifier(self._context("tools/call", name, arguments)) is not None:
             return None
         timings: dict[str, float] = {}
         decision = self._policy(name, arguments, timings)
@@ -268,16 +270,15 @@ class ProxyInterceptor:
 
     def on_backend_request(self, peek: Peek, line: bytes) -> bytes | None:
         """Answer a backend request here, or return ``None`` to pass it to the host."""
-        policy = self.options.policy
+        limit = self.options.sampling_limit
         sampling = peek.method == "sampling/createMessage"
-        if sampling and policy is not None and not policy.allow_sampling():
-            limit = policy.sampling_per_minute
-            self._record({"kind": "sampling", "policy": {"action": DENY, "limit": limit}})
-            log(f"refused a sampling request: over the policy's {limit} per minute")
+        if sampling and limit is not None and not limit.allow():
+            self._record({"kind": "sampling", "policy": {"action": DENY, "limit": limit.limit}})
+            log(f"refused a sampling request: over the limit of {limit.describe()}")
             return jsonrpc.error_response(
                 peek.id,
                 jsonrpc.INVALID_REQUEST,
-                f"affidavit proxy: sampling refused, the policy allows {limit} per minute",
+                f"affidavit proxy: sampling refused, the policy allows {limit.describe()}",
             )
         if (
             peek.method == "roots/list"
@@ -485,11 +486,14 @@ class ProxyInterceptor:
     # ------------------------------------------------------------ tools
 
     async def _tools_list(self, request: HostRequest) -> None:
-        assert self.pins is not None
         line = await request.forward()
         result, message = _result_of(line)
         tools = result.get("tools") if result is not None else None
         if not isinstance(tools, list):
+            request.reply(line)
+            return
+        self.schemas.learn(tools)
+        if self.pins is None:
             request.reply(line)
             return
         await self._check_pins(tools)
@@ -542,6 +546,7 @@ class ProxyInterceptor:
             except Exception as exc:
                 log(f"could not list the backend's tools to check pins ({type(exc).__name__})")
                 return True
+            self.schemas.learn(tools)
             await self._check_pins(tools)
         return name in self.pins.refused
 
@@ -566,7 +571,7 @@ class ProxyInterceptor:
         elif self._host_can("elicitation", request.params):
             try:
                 answer = await self.relay.ask(
-                    "host", "elicitation/create", params, APPROVAL_TIMEOUT
+                    "host", "elicitation/create", params, self.options.approval_timeout
                 )
             except TimeoutError:
                 return False, "nobody approved it in time"
@@ -643,10 +648,11 @@ class ProxyInterceptor:
         params = request.params
         await self._await_roots()
         ctx = self._context("tools/call", name, arguments)
-        verifier = self.runner.select(ctx)
+        verifier = self._verifier(ctx)
         replayable = (
             self.options.idempotent_replay
             and verifier is not None
+            and getattr(verifier, "replayable", True)
             and "requestState" not in params
             and "inputResponses" not in params
         )
@@ -662,6 +668,13 @@ class ProxyInterceptor:
                     return
                 self.cache.forget(key)
             await self._run_call(request, ctx, verifier, entry, timings, started, key)
+
+    def _verifier(self, ctx: CallContext) -> Verifier | None:
+        """What judges a call: the first verifier that applies, with the output-schema check
+        in front when the tool declared a schema (only then: others pay one dict lookup)."""
+        verifier = self.runner.select(ctx)
+        schema = self.schemas.get(ctx.name)
+        return verifier if schema is None else SchemaChecked(schema, verifier)
 
     async def _decide(
         self,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from affidavit.proxy.otel import Telemetry
-from affidavit.proxy.policy import Policy
+from affidavit.proxy.policy import Policy, SamplingLimit
 from affidavit.proxy.verifiers.base import Verifier
 
 
@@ -26,6 +26,17 @@ class ProxyOptions:
     verify_timeout: float = 60.0
     settings: Mapping[str, Any] = field(default_factory=dict)
     telemetry: Telemetry | None = None
+    sampling: SamplingLimit | None = None
+    """A limit on backend sampling requests given on the command line (else the policy's)."""
+    approval_timeout: float = 600.0
+    """Seconds the host has to answer an approval question before the call is denied."""
+
+    @property
+    def sampling_limit(self) -> SamplingLimit | None:
+        """The limit on backend sampling requests: the command line's, else the policy's."""
+        if self.sampling is not None:
+            return self.sampling
+        return self.policy.sampling if self.policy is not None else None
 
     @property
     def pins_path(self) -> Path:

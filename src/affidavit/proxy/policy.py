@@ -21,6 +21,10 @@ place. So ``./secrets/x``, ``a/../secrets/x``, ``/repo/secrets/x`` and ``alias/x
 when *any* reading does; ``allow`` only when the normal form does *and* every place the path may
 lead to does (every item, for a list): ``public/../secrets/x`` is not in ``public/*``. Policy is
 separate from verification on purpose: it governs calls that have no objective truth to check.
+
+verimcp's policy files load unchanged: they use the same ``rules`` (``tool``, ``arguments``,
+``action``) and spell the approval action ``require_approval``, which is read as
+``require-approval`` (:data:`ACTION_SPELLINGS`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,13 @@ ALLOW = "allow"
 DENY = "deny"
 APPROVE = "require-approval"
 _ACTIONS = (ALLOW, DENY, APPROVE)
+ACTION_SPELLINGS = {"require_approval": APPROVE}
+"""Other products' names for an action (verimcp's), read as ours."""
+
+
+def action_named(value: Any) -> Any:
+    """``value`` as one of our action names when it is another spelling of one."""
+    return ACTION_SPELLINGS.get(value, value) if isinstance(value, str) else value
 
 
 @dataclass(frozen=True)
@@ -135,13 +146,38 @@ def _matches(pattern: str, value: Any, bases: Sequence[Path], action: str) -> bo
 
 
 @dataclass
+class SamplingLimit:
+    """At most ``limit`` backend ``sampling/createMessage`` requests per ``window_s`` seconds
+    (the policy's ``sampling.max_per_minute``, or ``--sampling-limit`` / ``--sampling-window``)."""
+
+    limit: int
+    window_s: float = 60.0
+    _times: collections.deque[float] = field(default_factory=collections.deque, repr=False)
+
+    def allow(self, now: float | None = None) -> bool:
+        """Count one sampling request against the limit; ``False`` if over it."""
+        now = time.monotonic() if now is None else now
+        while self._times and now - self._times[0] >= self.window_s:
+            self._times.popleft()
+        if len(self._times) >= self.limit:
+            return False
+        self._times.append(now)
+        return True
+
+    def describe(self) -> str:
+        """The limit in words, for a refusal."""
+        if self.window_s == 60.0:
+            return f"{self.limit} per minute"
+        return f"{self.limit} per {self.window_s:g} s"
+
+
+@dataclass
 class Policy:
     """A loaded policy file."""
 
     rules: tuple[Rule, ...] = ()
     default: str = ALLOW
-    sampling_per_minute: int | None = None
-    _sampling_times: collections.deque[float] = field(default_factory=collections.deque)
+    sampling: SamplingLimit | None = None
 
     def decide(
         self, tool: str, arguments: Mapping[str, Any], bases: Sequence[Path] = ()
@@ -157,18 +193,6 @@ class Policy:
             ):
                 return Decision(rule.action, index, rule.reason)
         return Decision(self.default, -1, "default")
-
-    def allow_sampling(self, now: float | None = None) -> bool:
-        """Count one sampling request against the per-minute limit; ``False`` if over it."""
-        if self.sampling_per_minute is None:
-            return True
-        now = time.monotonic() if now is None else now
-        while self._sampling_times and now - self._sampling_times[0] >= 60.0:
-            self._sampling_times.popleft()
-        if len(self._sampling_times) >= self.sampling_per_minute:
-            return False
-        self._sampling_times.append(now)
-        return True
 
 
 def _bad(path: Path, what: str) -> InputError:
@@ -199,7 +223,7 @@ def load_policy(path: Path) -> Policy:
     unknown = set(data) - {"rules", "default", "sampling"}
     if unknown:
         raise _bad(path, f"unknown key(s) {', '.join(sorted(map(str, unknown)))}")
-    default = data.get("default", ALLOW)
+    default = action_named(data.get("default", ALLOW))
     if default not in _ACTIONS:
         raise _bad(path, f"default must be one of {', '.join(_ACTIONS)}")
     rules_data = data.get("rules") or []
@@ -212,7 +236,11 @@ def load_policy(path: Path) -> Policy:
     limit = sampling.get("max_per_minute")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise _bad(path, "`sampling.max_per_minute` must be a whole number >= 0")
-    return Policy(rules=rules, default=default, sampling_per_minute=limit)
+    return Policy(
+        rules=rules,
+        default=default,
+        sampling=SamplingLimit(limit) if limit is not None else None,
+    )
 
 
 def _rule(path: Path, index: int, item: Any) -> Rule:
@@ -223,7 +251,7 @@ def _rule(path: Path, index: int, item: Any) -> Rule:
     if unknown:
         raise _bad(path, f"{where} has unknown key(s) {', '.join(sorted(map(str, unknown)))}")
     tool = item.get("tool", "*")
-    action = item.get("action")
+    action = action_named(item.get("action"))
     if not isinstance(tool, str) or not tool:
         raise _bad(path, f"{where}: `tool` must be a non-empty glob")
     if action not in _ACTIONS:

@@ -7,10 +7,21 @@ that fails answers alone, before a byte of the body is read or a tool runs:
 
 1. ``Host`` and ``Origin`` (DNS rebinding): a loopback server answers only to loopback names,
    and a browser page's ``Origin`` only when it is one of those names -> 403.
-2. ``Authorization: Bearer <token>``: missing, unknown, replaced or revoked -> 401; a memory
-   vault that is locked (so tokens cannot be checked) -> 503 saying how to unlock.
-3. A per-caller rate limit (a token bucket) -> 429 with ``Retry-After``.
-4. The declared body size -> 413 (the SDK enforces the same limit on chunked bodies).
+2. The method: POST only -> 405. A stateless server has nothing to send on a GET event
+   stream, which would otherwise stay open for ever.
+3. The client address's failure budget: an address that sent too many missing or wrong
+   tokens gets 429 with ``Retry-After`` before its token is even looked up (a token this
+   server accepted recently still goes through, so a working client on the same address,
+   e.g. 127.0.0.1, is not locked out by a flood).
+4. ``Authorization: Bearer <token>``: missing, unknown, replaced or revoked -> 401 (and one
+   failure counted against the address); a memory vault that is locked (so tokens cannot be
+   checked) -> 503 saying how to unlock.
+5. The caller's token bucket (a sustained rate and a burst) and its open requests -> 429 with
+   ``Retry-After``.
+6. The declared body size -> 413 (the SDK enforces the same limit on chunked bodies).
+
+Beneath the gate, the connection itself is bounded (:mod:`affidavit.core.http_connections`):
+connections per address, and how long a request head or a paused body may keep it waiting.
 
 The token decides the caller; each caller gets its own MCP server (built by the plane's
 factory on first use, so the memory server's grants apply per caller) behind its own session
@@ -22,6 +33,7 @@ needs ``--allow-remote`` and either TLS or an explicit ``--insecure-http``.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import json
@@ -33,12 +45,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from affidavit.core.errors import AffidavitError, LockedError, UsageError
+from affidavit.core.http_connections import ConnectionLimits, uvicorn_settings
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -46,8 +59,16 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 PATH = "/mcp"
-DEFAULT_RATE = 50.0
-"""Requests per second one caller may make, sustained (a burst of as many is allowed)."""
+DEFAULT_RATE = 100.0
+"""Requests per second one caller may make, sustained: above what one client calling in a
+loop reaches (about 75 searches/s measured through the SDK client on a loaded machine)."""
+BURST_SECONDS = 10
+"""A caller's burst, unless given: this many seconds of its sustained rate (1,000 requests
+at the default), so a loop of a few hundred calls never waits."""
+DEFAULT_AUTH_FAILURES = 20
+"""Missing or wrong tokens one client address may send per minute (a burst of as many)."""
+DEFAULT_OPEN_REQUESTS = 32
+"""Requests one caller may have open at once (a streamed response counts until it ends)."""
 DEFAULT_MAX_BODY = 1024 * 1024
 """Bytes one request body may hold: far above any tool call the catalogues accept."""
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -86,7 +107,18 @@ class HttpOptions:
     tls_key: Path | None = None
     insecure_http: bool = False
     rate_limit: float = DEFAULT_RATE
+    rate_burst: int | None = None
+    auth_failures: int = DEFAULT_AUTH_FAILURES
+    open_requests: int = DEFAULT_OPEN_REQUESTS
     max_body: int = DEFAULT_MAX_BODY
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
+
+    @property
+    def burst(self) -> int:
+        """Requests one caller may make at once (``rate_burst``, else ten seconds' worth)."""
+        if self.rate_burst is not None:
+            return self.rate_burst
+        return max(1, math.ceil(self.rate_limit * BURST_SECONDS))
 
     @property
     def tls(self) -> bool:
@@ -160,24 +192,70 @@ class FileToken:
 
 
 class RateLimit:
-    """A token bucket per caller: ``rate`` requests a second, bursts of up to ``rate``."""
+    """Token buckets by key (a caller, a client address): ``rate`` a second, up to ``burst``.
 
-    def __init__(self, rate: float) -> None:
+    A bucket that has filled up again is the same as none, so buckets are dropped once
+    there are more than ``MAX_KEYS`` of them and they are full (a flood from many addresses
+    cannot grow the table without bound).
+    """
+
+    MAX_KEYS = 10_000
+
+    def __init__(self, rate: float, burst: int) -> None:
         self.rate = rate
-        self._buckets: dict[str, tuple[float, float]] = {}  # caller -> (tokens, when)
+        self.burst = burst
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
         self._lock = threading.Lock()
 
-    def wait(self, caller: str) -> float:
-        """0 if ``caller`` may go now (and count it), else the seconds until it may."""
-        now = time.monotonic()
+    def wait(self, key: str) -> float:
+        """0 if ``key`` may go now (and count it), else the seconds until it may."""
         with self._lock:
-            tokens, then = self._buckets.get(caller, (self.rate, now))
-            tokens = min(self.rate, tokens + (now - then) * self.rate)
+            tokens, now = self._tokens(key)
             if tokens >= 1:
-                self._buckets[caller] = (tokens - 1, now)
+                self._buckets[key] = (tokens - 1, now)
+                self._prune(now)
                 return 0.0
-            self._buckets[caller] = (tokens, now)
+            self._buckets[key] = (tokens, now)
             return (1 - tokens) / self.rate
+
+    def delay(self, key: str) -> float:
+        """Like :meth:`wait`, without counting: 0 if ``key`` has a token left."""
+        with self._lock:
+            tokens, _ = self._tokens(key)
+            return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
+    def _tokens(self, key: str) -> tuple[float, float]:
+        now = time.monotonic()
+        tokens, then = self._buckets.get(key, (float(self.burst), now))
+        return min(float(self.burst), tokens + (now - then) * self.rate), now
+
+    def _prune(self, now: float) -> None:
+        if len(self._buckets) <= self.MAX_KEYS:
+            return
+        refill = self.burst / self.rate
+        self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < refill}
+
+
+class OpenRequests:
+    """How many requests each caller has open right now, up to a cap."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._open: dict[str, int] = {}
+
+    def enter(self, caller: str) -> bool:
+        """Count one more open request for ``caller``; False (nothing counted) at the cap."""
+        count = self._open.get(caller, 0)
+        if count >= self.cap:
+            return False
+        self._open[caller] = count + 1
+        return True
+
+    def leave(self, caller: str) -> None:
+        """One of ``caller``'s requests has ended."""
+        count = self._open.pop(caller) - 1
+        if count:
+            self._open[caller] = count
 
 
 class Gate:
@@ -199,8 +277,14 @@ class Gate:
         self.factory = factory
         self.json_response = json_response
         self.on_start = on_start
-        self.limit = RateLimit(options.rate_limit)
+        self.limit = RateLimit(options.rate_limit, options.burst)
+        self.failures = RateLimit(options.auth_failures / 60, options.auth_failures)
+        self.open = OpenRequests(options.open_requests)
+        self._accepted: set[bytes] = set()  # digests of tokens that found a caller
         self._apps: dict[str, ASGIApp] = {}
+        import anyio
+
+        self._starting = anyio.Lock()  # held while a caller's manager starts
         self._tasks: TaskGroup | None = None
         # imported now, before on_start can arm a sandbox that refuses the bytecode cache
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -228,8 +312,6 @@ class Gate:
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        import anyio
-
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if scope["path"].rstrip("/") != PATH:
             return await _refuse(send, 404, f"no MCP endpoint here: use {PATH}")
@@ -237,28 +319,60 @@ class Gate:
             return await _refuse(send, 403, "Host header not allowed (DNS rebinding protection)")
         if "origin" in headers and not self._origin_allowed(headers["origin"]):
             return await _refuse(send, 403, "Origin not allowed (DNS rebinding protection)")
-        token = _bearer(headers.get("authorization", ""))
-        if token is None:
-            return await _refuse(send, 401, "missing bearer token: send Authorization: Bearer")
-        try:
-            caller = await anyio.to_thread.run_sync(self.auth.caller_for, token)
-        except LockedError:
-            return await _refuse(send, 503, UNLOCK_HINT)
-        except AffidavitError as exc:  # no vault, a wrong passphrase: the server's own problem
-            return await _refuse(send, 503, f"cannot check tokens: {exc}")
-        if caller is None:
-            return await _refuse(send, 401, "unknown or revoked token")
+        if scope["method"] != "POST":
+            message = "only POST: this stateless server has no event stream to open"
+            return await _refuse(send, 405, message, ((b"allow", b"POST"),))
+        caller = await self._caller(scope, headers.get("authorization", ""))
+        if isinstance(caller, Refusal):
+            return await _refuse(send, caller.status, caller.message, caller.headers)
         wait = self.limit.wait(caller)
         if wait > 0:
-            retry = str(max(1, math.ceil(wait)))
             message = f"rate limit of {self.options.rate_limit:g} requests/s reached; retry later"
-            return await _refuse(send, 429, message, [(b"retry-after", retry.encode())])
+            return await _refuse(send, 429, message, _retry_after(wait))
         declared = headers.get("content-length", "0")
         if not declared.isdigit() or int(declared) > self.options.max_body:
             limit = self.options.max_body
             return await _refuse(send, 413, f"request body over the {limit}-byte limit")
-        app = await self._app(caller)
-        await app(scope, receive, send)
+        if not self.open.enter(caller):
+            message = f"{self.open.cap} requests of this caller are open already; retry later"
+            return await _refuse(send, 429, message, _retry_after(1))
+        try:
+            app = await self._app(caller)
+            await app(scope, receive, send)
+        finally:
+            self.open.leave(caller)
+
+    async def _caller(self, scope: Scope, authorization: str) -> str | Refusal:
+        """The caller the request's token names, or why the request is refused.
+
+        Failures are counted per client address; past its budget an address is refused
+        before its token is looked up, unless the token is one this server accepted before.
+        """
+        import anyio
+
+        address = (scope.get("client") or ("",))[0]
+        token = _bearer(authorization)
+        digest = hashlib.sha256((token or "").encode("utf-8", "replace")).digest()
+        if digest not in self._accepted:
+            wait = self.failures.delay(address)
+            if wait > 0:
+                message = "too many missing or wrong tokens from this address; retry later"
+                return Refusal(429, message, _retry_after(wait))
+        if token is None:
+            self.failures.wait(address)
+            return Refusal(401, "missing bearer token: send Authorization: Bearer")
+        try:
+            caller = await anyio.to_thread.run_sync(self.auth.caller_for, token)
+        except LockedError:
+            return Refusal(503, UNLOCK_HINT)
+        except AffidavitError as exc:  # no vault, a wrong passphrase: the server's own problem
+            return Refusal(503, f"cannot check tokens: {exc}")
+        if caller is None:
+            self._accepted.discard(digest)  # revoked since
+            self.failures.wait(address)
+            return Refusal(401, "unknown or revoked token")
+        self._accepted.add(digest)
+        return caller
 
     def _host_allowed(self, host: str) -> bool:
         if not is_loopback(self.options.host):
@@ -282,10 +396,24 @@ class Gate:
         )
 
     async def _app(self, caller: str) -> ASGIApp:
-        """The caller's session manager, started in the lifespan's task group on first use."""
+        """The caller's session manager, started in the lifespan's task group on first use.
+
+        A manager is published only once it runs: a caller's first requests arrive together,
+        and one that found a manager still starting was answered 500 (issue 26). The lock
+        makes the others wait for the first; once published, a caller's requests never take it.
+        """
         app = self._apps.get(caller)
         if app is not None:
             return app
+        async with self._starting:
+            app = self._apps.get(caller)
+            if app is None:
+                app = await self._start(caller)
+                self._apps[caller] = app
+        return app
+
+    async def _start(self, caller: str) -> ASGIApp:
+        """A new session manager for ``caller``, running in the lifespan's task group."""
         assert self._tasks is not None, "the lifespan starts before any request"
         manager = self._manager(
             self.factory(caller),
@@ -301,7 +429,6 @@ class Gate:
                 task_status.started()
                 await anyio.sleep_forever()
 
-        self._apps[caller] = manager.handle_request  # before the await: one manager per caller
         await self._tasks.start(run)
         return manager.handle_request
 
@@ -327,8 +454,22 @@ def _bearer(value: str) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
+def _retry_after(wait: float) -> tuple[tuple[bytes, bytes], ...]:
+    """A ``Retry-After`` header for a wait of ``wait`` seconds (whole seconds, at least 1)."""
+    return ((b"retry-after", str(max(1, math.ceil(wait))).encode()),)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An answer the gate gives instead of the MCP server (see :func:`_refuse`)."""
+
+    status: int
+    message: str
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
 async def _refuse(
-    send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] | None = None
+    send: Send, status: int, message: str, extra: tuple[tuple[bytes, bytes], ...] = ()
 ) -> None:
     """A refusal as a JSON-RPC error (id null) with ``status``; the request body is unread."""
     body = json.dumps(
@@ -337,9 +478,7 @@ async def _refuse(
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="affidavit"'))
-    await send(
-        {"type": "http.response.start", "status": status, "headers": headers + (extra or [])}
-    )
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, *extra]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -370,9 +509,8 @@ def serve(
         log_level="warning",
         access_log=False,  # request lines only, but nothing a user needs; headers never logged
         server_header=False,
-        http="h11",
-        ws="none",
         loop="asyncio",
+        **uvicorn_settings(options.connections),
         ssl_certfile=options.tls_cert,
         ssl_keyfile=options.tls_key,
         timeout_graceful_shutdown=5,

@@ -141,7 +141,8 @@ def test_body_over_the_limit_is_413_declared_or_chunked(setup: VaultSetup) -> No
 
 def test_rate_limit_is_429_with_retry_after(setup: VaultSetup) -> None:
     token = issue(setup, "cursor")
-    with http_server([*SERVE, "--rate-limit", "1"], setup.home, setup.env(**LIGHT)) as server:
+    flags = [*SERVE, "--rate-limit", "0.05"]  # a burst of one, then one every 20 s
+    with http_server(flags, setup.home, setup.env(**LIGHT)) as server:
         answers = [post(server.url, token) for _ in range(20)]
         limited = [a for a in answers if a.status_code == 429]
         assert limited, [a.status_code for a in answers]

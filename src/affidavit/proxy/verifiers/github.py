@@ -13,10 +13,14 @@ not show the repository (a private repository without a token): then the verdict
 ``unchecked`` — a 404 only contradicts a claim once the repository itself is visible.
 
 Configuration (never from the backend): the API base URL from the proxy settings key
-``github_api_url`` or ``AFFIDAVIT_GITHUB_API_URL``; a token from ``github_token`` or
-``GITHUB_PERSONAL_ACCESS_TOKEN`` / ``GITHUB_TOKEN``. The token goes only into the
-``Authorization`` header; it never appears in evidence or errors. The configured host is added
-to the offline guard's allow-list, since the user named it.
+``github_api_url`` (``affidavit proxy --github-api URL``, which ``wrap`` adds in front of
+GitHub's MCP server) or ``AFFIDAVIT_GITHUB_API_URL``; a token from ``github_token`` or
+``GITHUB_PERSONAL_ACCESS_TOKEN`` / ``GITHUB_TOKEN`` — the environment the client gives the
+fronted server, so the proxy uses the token that server was given and nothing else. The token
+goes only into the ``Authorization`` header of requests to the configured API's own origin: a
+redirect to any other origin is not followed (urllib would carry the header along), and a base
+URL with credentials in it is refused. It never appears in evidence or errors. The configured
+host is added to the offline guard's allow-list, since the user named it.
 """
 
 from __future__ import annotations
@@ -44,6 +48,25 @@ class ApiUnavailable(Exception):
     """The API could not answer (not configured, unreachable, an unexpected status)."""
 
 
+def api_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a GitHub API base URL (None when it can): http(s), a host, no
+    credentials, no query or fragment."""
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return "it must be an http:// or https:// URL with a host"
+    if parsed.username is not None or parsed.password is not None:
+        return "it must not carry credentials (the token comes from the environment)"
+    if parsed.query or parsed.fragment:
+        return "it must not have a query or fragment"
+    return None
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parsed = urllib.parse.urlsplit(url)
+    port = parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
+    return parsed.scheme, (parsed.hostname or "").lower(), port
+
+
 @dataclass(frozen=True)
 class Api:
     """A configured GitHub REST API endpoint."""
@@ -52,10 +75,24 @@ class Api:
     token: str | None
 
     def get(self, path: str) -> tuple[int, Any]:
-        """``GET base + path`` -> (status, parsed JSON or None); 404 is an answer, not an error."""
+        """``GET base + path`` -> (status, parsed JSON or None); 404 is an answer, not an error.
+
+        Redirects are followed only within the base URL's origin: the token must not travel
+        to a host the user did not name."""
         import urllib.error  # 30 ms of imports, paid only when a GitHub claim is checked
         import urllib.request
 
+        home = _origin(self.base)
+
+        class SameOrigin(urllib.request.HTTPRedirectHandler):
+            def redirect_request(
+                self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+            ) -> Any:
+                if _origin(newurl) != home:
+                    raise ApiUnavailable(f"GET {path} was redirected to another host")
+                return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+        opener = urllib.request.build_opener(SameOrigin)
         request = urllib.request.Request(  # noqa: S310 - the scheme is checked in api_for
             self.base + path,
             headers={
@@ -65,7 +102,7 @@ class Api:
             },
         )
         try:
-            with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:  # noqa: S310
+            with opener.open(request, timeout=HTTP_TIMEOUT_S) as response:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403, 404):
@@ -78,10 +115,9 @@ class Api:
 def api_for(ctx: CallContext) -> Api | None:
     """The API the user configured, or None."""
     base = str(ctx.settings.get("github_api_url") or os.environ.get("AFFIDAVIT_GITHUB_API_URL", ""))
-    parsed = urllib.parse.urlsplit(base)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+    if api_url_problem(base) is not None:
         return None
-    offline.allow([parsed.hostname])
+    offline.allow([urllib.parse.urlsplit(base).hostname or ""])
     token = (
         ctx.settings.get("github_token")
         or os.environ.get("GITHUB_PERSONAL_ACCESS_TOKEN")

@@ -10,17 +10,30 @@ the proxy or the other verifiers.
 Order matters because the relay uses the first verifier that applies: third-party plugins
 come first (so one can specialise a tool a built-in also covers), then the built-ins, each
 group sorted by entry-point name so the order is the same on every run.
+
+``load_verifiers(only=...)`` loads just the named ones (``--verifiers``); verimcp's verifier
+names are accepted for ours (:data:`VERIMCP_NAMES`), so a verimcp command line carries over.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from affidavit.core.errors import UsageError
 from affidavit.proxy.verifiers.base import ENTRY_POINT_GROUP, Verifier
 
 BUILTIN_PREFIX = "affidavit.proxy.verifiers."
+VERIMCP_NAMES = {
+    "ci_run": "ci",
+    "git_branch": "git",
+    "git_commit": "git",
+    "git_server_commit": "git",
+    "resource_read": "resources",
+}
+"""verimcp's entry-point names for the verifiers that judge the same claims here."""
 logger = logging.getLogger(__name__)
 
 
@@ -51,9 +64,25 @@ def _load_one(entry: EntryPoint) -> Verifier | None:
     return verifier
 
 
-def load_verifiers() -> list[Verifier]:
-    """Every verifier registered under :data:`ENTRY_POINT_GROUP`, plugins first, then built-ins."""
+def _chosen(entries: list[EntryPoint], only: Collection[str]) -> list[EntryPoint]:
+    """The entries named in ``only`` (ours or verimcp's names); an unknown name is refused."""
+    wanted = {VERIMCP_NAMES.get(name.strip(), name.strip()) for name in only if name.strip()}
+    unknown = wanted - {e.name for e in entries}
+    if unknown:
+        known = ", ".join(sorted({e.name for e in entries}))
+        raise UsageError(
+            f"--verifiers names no installed verifier {', '.join(sorted(unknown))}",
+            f"choose among: {known}",
+        )
+    return [e for e in entries if e.name in wanted]
+
+
+def load_verifiers(only: Collection[str] | None = None) -> list[Verifier]:
+    """Every verifier registered under :data:`ENTRY_POINT_GROUP` (or just those named in
+    ``only``), plugins first, then built-ins."""
     entries = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+    if only is not None:
+        entries = _chosen(entries, only)
     ordered = [e for e in entries if not e.value.startswith(BUILTIN_PREFIX)] + [
         e for e in entries if e.value.startswith(BUILTIN_PREFIX)
     ]

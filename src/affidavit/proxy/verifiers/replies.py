@@ -2,7 +2,8 @@
 
 A reply is the parsed JSON-RPC ``result`` of ``tools/call`` (``content``, ``structuredContent``,
 ``isError``) or of ``resources/read`` (``contents``). Output-schema checks use validators
-compiled once per schema (:func:`validator`), never per call.
+compiled once per schema (:func:`validator`), never per call; a ``$ref`` is resolved only
+inside the schema itself (a backend's schema must not make the proxy fetch anything).
 """
 
 from __future__ import annotations
@@ -111,13 +112,18 @@ def canonical_schema(schema: Mapping[str, Any]) -> str:
     return json.dumps(schema, sort_keys=True, separators=(",", ":"))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)  # a backend may list many schemas: bounded
 def _compiled(schema_key: str) -> Any:
-    from jsonschema import Draft202012Validator  # heavy import: only when a check runs
+    # heavy imports: only when a check runs
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+    from referencing import Registry
 
     schema = json.loads(schema_key)
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    kind = validator_for(schema, default=Draft202012Validator)  # its $schema, else MCP's draft
+    kind.check_schema(schema)
+    # an empty registry: a $ref resolves inside the schema or not at all, never over the network
+    return kind(schema, registry=Registry())
 
 
 def validator(schema: Mapping[str, Any]) -> Any:
