@@ -11,7 +11,7 @@ age; corrections replaced) and ranks every question with the product's ranking c
 resample questions, not families.
 
     python benchmarks/agent_memory_sweep.py [--seeds 2026 1 2 3] [--save F] [--compare F]
-                                            [--label NAME] "" "W_VEC=0.4,W_LEX=0.6" ...
+                                            [--label NAME] "" "W_LEX=0.2,W_EXACT=1" ...
 
 Each argument is one setting: comma-separated NAME=VALUE overrides of
 ``affidavit.recall.ranking.params`` constants ("" = the shipped values). Prints recall@1,

@@ -73,7 +73,7 @@ def score(
             row["text"],
             seq=seq,
             discovered=row.get("date"),
-            ages=False,
+            authored=False,
             thread=row.get("thread"),
             turn=row.get("turn"),
         )

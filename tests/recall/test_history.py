@@ -19,7 +19,7 @@ def test_each_hit_carries_the_parts_its_score_is_made_of(memory: Memory) -> None
     found = memory.search("which port does the staging database listen on")["results"]
     hit = found[0]
     parts = hit["parts"]
-    assert "literal" in hit["channels"] and parts.p_lex > 0 and parts.literal > 0
+    assert "literal" in hit["channels"] and parts.literal > 0 and parts.cosine > 0
     assert parts.prior > 1  # importance 0.9 lifts it
     assert hit["score"] == pytest.approx(parts.ranked * parts.page, abs=1e-4)
     assert (parts.semantic > 0) == ("semantic" in hit["channels"])

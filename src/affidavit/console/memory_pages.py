@@ -57,8 +57,9 @@ def why_matched(hit: Mapping[str, Any]) -> Markup:
     parts = hit["parts"]
     channels = [tag("span", name, class_=f"chip channel {name}") for name in hit["channels"]]
     terms = [
-        ("semantic", parts.semantic, f"meaning: p={parts.p_vec:.2f}, aged by {parts.age:.0%}"),
-        ("literal", parts.literal, f"words: p={parts.p_lex:.2f}"),
+        ("semantic", parts.semantic, f"meaning: cosine {parts.cosine:.2f}"),
+        ("literal", parts.literal, "the question's words"),
+        ("exact", parts.exact, "an id or name written in the question"),
         ("context", parts.context, "its conversation's neighbours"),
     ]
     shown = [

@@ -133,7 +133,7 @@ def nearest(
     first. ``get`` reads a memory by id (the vault).
     """
     if qv is not None:
-        scored = index.vector.search(qv, params.SIMILAR_POOL)
+        scored = index.vector.search(qv, params.SIMILAR_POOL, centred=False)
     else:
         scored = {
             slot: _jaccard(claim.text, entry.text)

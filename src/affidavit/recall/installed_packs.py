@@ -319,5 +319,5 @@ def _entry(install: PackInstall, record: Mapping[str, Any]) -> Entry:
         tags=frozenset({str(record["category"]).lower()}),
         saved_at=install.installed_at,
         discovered=str(record["date_last_utc"])[:10],
-        ages=False,
+        authored=False,
     )

@@ -131,7 +131,7 @@ def _entry(item: VaultItem) -> Entry:
         importance=float(d.get("importance", 0.5)),
         kind=str(d.get("kind", "fact")),
         affirmed=d.get("affirmed"),
-        ages=not d.get("imported", False),
+        authored=not d.get("imported", False),
         thread=d.get("thread"),
         turn=d.get("turn"),
         reply_to=d.get("reply_to"),
@@ -517,7 +517,6 @@ class Memory:
                     if self.packs.holds(hit.id)
                     else self._view(self.vault.get(hit.id))
                 )
-                assert hit.parts is not None  # every hit of a search is scored by rank()
                 results.append(
                     {
                         **view,

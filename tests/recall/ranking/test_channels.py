@@ -67,8 +67,32 @@ def test_best_cosine_of_some_records() -> None:
     v = VectorIndex()
     v.add_many([(1, vecs[:2]), (2, vecs[2:3])])
     assert v.best_cosine([1, 9], vecs[1]) == pytest.approx(1.0, abs=1e-5)
-    assert v.best_cosine([2], vecs[3]) == pytest.approx(float(vecs[2] @ vecs[3]), abs=1e-5)
+    assert v.best_cosine([2], vecs[3]) == pytest.approx(v.search(vecs[3], None)[2], abs=1e-6)
     assert v.best_cosine([9], vecs[0]) is None  # no vector: nothing to judge by
+
+
+def test_ranking_cosines_take_the_vaults_mean_out_of_both_sides() -> None:
+    from affidavit.recall.ranking import params
+
+    rng = np.random.default_rng(8)
+    shared = rng.standard_normal(DIM)  # what every memory of this vault has in common
+    rows = shared + 0.8 * rng.standard_normal((300, DIM))
+    rows = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    v = VectorIndex()
+    v.add_many([(i, rows[i : i + 1]) for i in range(len(rows))])
+    query = rows[0] * 0.5 + rows[1] * 0.5
+    query = (query / np.linalg.norm(query)).astype(np.float32)
+    a = params.CENTRE_WEIGHT * len(rows) / (len(rows) + params.CENTRE_PRIOR)
+    centred = rows - a * rows.mean(axis=0)
+    q = query - a * rows.mean(axis=0)
+    expected = centred @ q / (np.linalg.norm(centred, axis=1) * np.linalg.norm(q))
+    found = v.search(query, None)
+    assert [found[i] for i in range(len(rows))] == pytest.approx(expected.tolist(), abs=1e-4)
+    raw = v.search(query, None, centred=False)  # the store-time rules read the model's own
+    assert [raw[i] for i in range(len(rows))] == pytest.approx((rows @ query).tolist(), abs=1e-4)
+    assert max(found.values()) - np.median(list(found.values())) > max(raw.values()) - np.median(
+        list(raw.values())
+    )  # the shared part no longer lifts every memory alike
 
 
 def test_query_terms_are_distinct_words() -> None:

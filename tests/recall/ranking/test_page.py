@@ -78,7 +78,7 @@ def _index(rows: list[tuple[str, np.ndarray, str | None]]) -> RecallIndex:
     index = RecallIndex()
     index.add_many(
         [
-            (Entry(i, f"row {n}", seq=n, thread=thread, ages=False), windows)
+            (Entry(i, f"row {n}", seq=n, thread=thread, authored=False), windows)
             for n, (i, windows, thread) in enumerate(rows)
         ]
     )
@@ -88,16 +88,25 @@ def _index(rows: list[tuple[str, np.ndarray, str | None]]) -> RecallIndex:
 Q = _unit(np.eye(DIM)[0])[0]
 
 
-def test_search_puts_a_different_match_before_a_restatement() -> None:
+def _restated(thread: str | None) -> list[str]:
     twin = _toward(Q, 0.70, 1) + np.float32(1e-3)
     index = _index(
         [
-            ("first", _toward(Q, 0.70, 1), None),
-            ("restated", twin / np.linalg.norm(twin), None),
-            ("different", _toward(Q, 0.65, 2), None),
+            ("first", _toward(Q, 0.70, 1), thread and f"{thread}-1"),
+            ("restated", twin / np.linalg.norm(twin), thread and f"{thread}-2"),
+            ("different", _toward(Q, 0.65, 2), thread and f"{thread}-3"),
         ]
     )
-    assert [h.id for h in index.search("zzz", Q, top_k=3)] == ["first", "different", "restated"]
+    return [h.id for h in index.search("zzz", Q, top_k=3)]
+
+
+def test_search_puts_a_different_turn_before_a_restated_one() -> None:
+    assert _restated("chat") == ["first", "different", "restated"]
+
+
+def test_an_authored_memory_is_never_pushed_down_for_resembling_another() -> None:
+    # two memories that differ in one detail (a port, a name) are both someone's answer
+    assert _restated(None) == ["first", "restated", "different"]
 
 
 def test_search_spreads_a_page_over_threads_only() -> None:

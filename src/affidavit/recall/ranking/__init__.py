@@ -1,40 +1,34 @@
-"""Hybrid recall: how memories are ranked for a question.
+"""Hybrid recall: how memories are ranked for a question (ADR 151).
 
 The core scorer, for every memory (docs/recall.md, "How ranking works"):
 
-- Two channels are independent evidence, combined as a soft OR in log-odds space::
+- Relevance is meaning first, with words and exact terms only ever added::
 
-      evidence = -W_VEC * log(1 - p_vec) - W_LEX * log(1 - p_lex)
+      relevance = max(0, cos - VEC_FLOOR) + W_LEX * share ** LEX_POWER + W_EXACT * exact
 
-  ``p_vec`` maps the best-window cosine through fixed bounds (an L2-normalised encoder's
-  cosines are comparable across questions; per-query min-max would promote the best hit of
-  a hopeless question to certainty), capped below what a conclusive literal match reaches.
-  ``p_lex`` is the share of the question's self-information ``I(t) = log((N+1)/df(t))``
-  that a record holds, against at least one unique term's worth, so a term unique to one
-  memory is near-conclusive and a term in a tenth of the vault is almost nothing. Terms
-  are matched on their inflection stem (:func:`affidavit.recall.ranking.channels.stem`),
-  and a term counts only as far as the records holding it are in the question's sense:
-  the best cosine among them within LEX_SENSE_NEAR of the best match counts in full,
-  beyond LEX_SENSE_FAR not at all (a word whose every record is about something else).
-- Priors multiply, so they reorder matches and never surface a non-match: importance
-  centred on 0.5; for an opinion, a recency bonus halving every OPINION_HALF_LIFE_DAYS
-  since its last re-affirmation; for a question that names a date
-  (:mod:`affidavit.recall.dates`), 1 + W_DATE for a memory known to be from then.
-- Age is the share of the searched population written after a memory, applied to the
-  semantic term in odds (:func:`.score.aged`); imported rows have none.
-- The evidence floor (ABSOLUTE_FLOOR) and, for an adaptive page, the relative cut
-  (RELATIVE_CUT of the best) read the unaged, unweighted evidence, so a question the vault
-  knows nothing about returns nothing, and priors never decide which memories qualify.
-- The page is picked from the DIVERSITY_POOL best, discounting a restatement of a memory
-  already on it (:mod:`.page`).
+  ``cos`` is the best window's cosine after the vault's mean window is partly taken out of
+  both sides (:meth:`.channels.VectorIndex._centring`). ``share`` is the part of the
+  question's self-information ``I(t) = log((N+1)/df(t))`` that the memory holds (inflection
+  stems, function words and terms in over COMMON_SHARE of the memories left out, each term
+  scaled by how far its memories are in the question's sense). ``exact`` is ``1/n`` when
+  the memory is one of ``n`` holding an id, port, version, env var, host or path written in
+  the question (:func:`.score.exact_terms`). No channel can take away what another gives.
+- Priors multiply relevance, so they reorder matches and never surface a non-match:
+  importance centred on 0.5; for an opinion, a recency bonus halving every
+  OPINION_HALF_LIFE_DAYS since its last re-affirmation; for a question that names a date
+  (:mod:`affidavit.recall.dates`), 1 + W_DATE for a memory known to be from then. Nothing
+  ages a fact.
+- Order: score, then cosine, then the newer save, then id (:func:`.score.order_key`).
+- ``top_k`` returns exactly ``top_k`` memories when that many pass the filters; without it,
+  the adaptive page holds what the question is about (:func:`.score.rank`).
 - Filters run after ranking; the vector pool widens when they leave too few results, and
   the last widening is exhaustive, so a filter never loses a match behind the pool size.
 
 Conversation structure, only for memories that name a ``thread``
-(:mod:`.conversation`, ADR 55): a turn gains W_NEIGHBOR of the stronger
-adjacent turn's evidence and W_ANSWER of the question it replies to; a turn that ends in a
-question counts QUESTION_DAMP of its own; one thread's turns are spread over the page
-(SAME_THREAD_DECAY). Authored memories get none of it.
+(:mod:`.conversation`, ADR 55): a turn's words weigh W_LEX_TURN; a turn gains W_NEIGHBOR of
+the stronger adjacent turn's relevance and W_ANSWER of the question it replies to; a turn
+that ends in a question counts QUESTION_DAMP of its own; the page is spread over threads and
+away from restated turns (:mod:`.page`). Authored memories get none of it.
 
 Modules: :mod:`.params` (every constant: what it means, why it has its value),
 :mod:`.channels` (the keyword and vector indexes), :mod:`.entry` (what ranking holds of a

@@ -178,6 +178,10 @@ class VectorIndex:
         self._removed_while_building: list[int] = []
         self._searching = 0
         self._quiet = threading.Condition()
+        #: Sum of the live windows (float64) and, once asked for, each row's dot product with
+        #: their mean: the centring of :meth:`search` (see :meth:`_centring`).
+        self._sum = np.zeros(DIM, dtype=np.float64)
+        self._row_dot_mean: npt.NDArray[np.float64] | None = None
 
     def __len__(self) -> int:
         """Live windows."""
@@ -250,7 +254,9 @@ class VectorIndex:
                 self._owner[self._size : self._size + n] = slot
                 self._rows_of.setdefault(slot, []).extend(rows)
                 self._size += n
+                self._sum += windows.sum(axis=0, dtype=np.float64)
             self._live += total
+            self._row_dot_mean = None
             if self._hnsw is not None:
                 keys = np.arange(start, self._size, dtype=np.uint64)
                 self._hnsw.add(keys, self._matrix[start : self._size], threads=1)
@@ -297,6 +303,9 @@ class VectorIndex:
         """Drop a record's windows."""
         with self._lock:
             rows = self._rows_of.pop(slot, [])
+            if rows:
+                self._sum -= self._matrix[rows].sum(axis=0, dtype=self._np.float64)
+                self._row_dot_mean = None
             for row in rows:
                 self._owner[row] = -1
                 self._matrix[row] = 0.0
@@ -335,10 +344,19 @@ class VectorIndex:
         rows = [row for slot in slots for row in self._rows_of.get(slot, ())]
         if not rows:
             return None
-        return float(self._np.einsum("ij,j->i", self._matrix[rows], query).max())
+        np = self._np
+        raw = np.einsum("ij,j->i", self._matrix[rows], query).astype(np.float64)
+        return float(self._centred(np.asarray(rows), raw, query).max())
 
-    def search(self, query: npt.NDArray[np.float32], pool: int | None) -> dict[int, float]:
-        """Best-window cosine per slot for the ``pool`` nearest records (``None`` = all)."""
+    def search(
+        self, query: npt.NDArray[np.float32], pool: int | None, *, centred: bool = True
+    ) -> dict[int, float]:
+        """Best-window cosine per slot for the ``pool`` nearest records (``None`` = all).
+
+        ``centred`` (ranking): cosines after taking the vault's mean window out of both
+        sides (:meth:`_centring`); without it, the model's own cosines (the store-time
+        duplicate and conflict rules, whose thresholds are the model's).
+        """
         np = self._np
         if not self._live:
             return {}
@@ -351,9 +369,11 @@ class VectorIndex:
         else:
             sims = np.einsum("ij,j->i", self._matrix[: self._size], query)
             rows = np.arange(self._size)
-            if pool is not None and pool * 2 < self._size:
-                top = np.argpartition(-sims, pool * 2)[: pool * 2]
-                rows, sims = rows[top], sims[top]
+        if centred:
+            sims = self._centred(rows, sims.astype(np.float64), query)
+        if pool is not None and pool * 2 < len(rows):
+            top = np.argpartition(-sims, pool * 2)[: pool * 2]
+            rows, sims = rows[top], sims[top]
         owners = self._owner[rows]
         keep = owners >= 0
         owners, sims = owners[keep], sims[keep]
@@ -364,3 +384,44 @@ class VectorIndex:
         if pool is not None:
             first = first[:pool]
         return dict(zip(owners[first].tolist(), sims[first].tolist(), strict=True))
+
+    def _centring(self) -> tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The centring weight ``a``, the mean window ``m`` and every row's ``row . m``.
+
+        Every window of one vault shares a component (what the vault is about: "an ops
+        fact of this company"), which lifts every cosine alike and drowns what tells one
+        memory from the next. Ranking reads cosines of ``row - a m`` and ``query - a m``
+        instead; ``a`` shrinks towards 0 for a small vault, whose mean is mostly its few
+        memories (CENTRE_WEIGHT, CENTRE_PRIOR in :mod:`.params`). ``row . m`` is cached
+        until the vault changes: one product over the matrix, like a search.
+        """
+        from affidavit.recall.ranking import params
+
+        np = self._np
+        mean = self._sum / max(self._live, 1)
+        weight = params.CENTRE_WEIGHT * self._live / (self._live + params.CENTRE_PRIOR)
+        if self._row_dot_mean is None:
+            self._row_dot_mean = np.einsum(
+                "ij,j->i", self._matrix[: self._size], mean.astype(np.float32)
+            ).astype(np.float64)
+        return weight, mean, self._row_dot_mean
+
+    def _centred(
+        self,
+        rows: npt.NDArray[np.int64],
+        raw: npt.NDArray[np.float64],
+        query: npt.NDArray[np.float32],
+    ) -> npt.NDArray[np.float64]:
+        """Cosines of ``row - a m`` and ``query - a m``, from the raw ones (rows are unit)."""
+        np = self._np
+        a, mean, row_dot_mean = self._centring()
+        if a == 0.0:
+            return raw
+        q_dot_mean = float(mean @ query)
+        mean_sq = float(mean @ mean)
+        dots = row_dot_mean[rows]
+        numerator = raw - a * dots - a * q_dot_mean + a * a * mean_sq
+        row_norms = np.sqrt(np.maximum(1.0 - 2.0 * a * dots + a * a * mean_sq, 1e-12))
+        query_norm = np.sqrt(max(1.0 - 2.0 * a * q_dot_mean + a * a * mean_sq, 1e-12))
+        centred: Cosines = numerator / (row_norms * query_norm)
+        return centred

@@ -190,6 +190,14 @@ class Conversations:
         replied = np.where(self.asks[np.maximum(parent, 0)] & (parent != NONE), 1.0, 0.0)
         return neighbour * np.maximum(earlier, later) + answer * replied * evidence_of(self.parent)
 
+    def threaded(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Which candidates are turns of a thread."""
+        import numpy as np
+
+        if not self._turns:
+            return np.zeros(len(slots), dtype=bool)
+        return np.fromiter((int(s) in self._turns for s in slots), dtype=bool, count=len(slots))
+
     def asking(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Which candidates are threaded records that end in a question."""
         import numpy as np

@@ -7,7 +7,7 @@ result with the evidence behind its score.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass
@@ -24,7 +24,8 @@ class Entry:
     importance: float = 0.5
     kind: str = "fact"
     affirmed: str | None = None
-    ages: bool = True
+    #: Saved by an agent (not imported): then its save day is a day it is known to be from.
+    authored: bool = True
     thread: str | None = None
     turn: int | None = None
     reply_to: str | None = None
@@ -39,7 +40,7 @@ class Entry:
         """
         if self.discovered:
             return self.discovered
-        return self.saved_at[:10] or None if self.ages else None
+        return self.saved_at[:10] or None if self.authored else None
 
 
 @dataclass(frozen=True)
@@ -96,36 +97,40 @@ def _within(value: str | None, since: str | None, until: str | None) -> bool:
 class ScoreParts:
     """Why a memory matched: the terms its ranking score is made of.
 
-    ``(semantic + literal + context) * prior * date`` is the score ranking gave it; the page
-    (:mod:`.page`) may then discount that for repeating a memory already shown, and the hit's
-    final score is that times ``page``. ``p_vec`` / ``p_lex`` are each channel's probability
-    of relevance, ``age`` the share of the searched memories written after this one.
+    ``(semantic + literal + exact + context) * prior * date`` is the score ranking gave it;
+    the page (:mod:`.page`) may then discount that for repeating a memory already shown, and
+    the hit's final score is that times ``page``. ``cosine`` is the best window's cosine to
+    the question (``semantic`` is its part above the floor); ``literal`` the question's
+    words the memory holds, ``exact`` an id or name it holds verbatim.
     """
 
-    p_vec: float
-    p_lex: float
+    cosine: float
     semantic: float
     literal: float
+    exact: float
     context: float
     prior: float
     date: float
-    age: float
     page: float = 1.0
+
+    @classmethod
+    def unreached(cls) -> ScoreParts:
+        """The parts of a memory no channel reached (it only fills out a ``top_k``)."""
+        return cls(0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0)
 
     @property
     def ranked(self) -> float:
         """The score ranking gave, before the page's discount."""
-        return (self.semantic + (self.literal + self.context)) * self.prior * self.date
+        return (self.semantic + self.literal + self.exact + self.context) * self.prior * self.date
 
 
 @dataclass
 class Hit:
-    """One ranked result with the evidence behind its score."""
+    """One ranked result with the evidence behind its score (``seq``: its save order)."""
 
     id: str
     score: float
-    evidence: float
-    p_vec: float
-    p_lex: float
-    channels: list[str] = field(default_factory=list)
-    parts: ScoreParts | None = None
+    relevance: float
+    channels: list[str]
+    parts: ScoreParts
+    seq: int

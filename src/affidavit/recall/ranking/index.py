@@ -1,15 +1,14 @@
 """The searchable memories of one vault view, and the search pipeline over them.
 
 :class:`RecallIndex` keeps every searchable memory's :class:`~.entry.Entry` under a small
-integer slot, its text in the keyword channel and its embedding windows in the vector
-channel (:mod:`.channels`), the conversation links (:mod:`.conversation`) and the age
-populations. :meth:`RecallIndex.search` reads both channels, widens the vector pool while
-filters leave too few, scores (:mod:`.score`) and picks the page (:mod:`.page`).
+integer slot, its text in the keyword channel, its embedding windows in the vector channel
+(:mod:`.channels`) and the conversation links (:mod:`.conversation`).
+:meth:`RecallIndex.search` reads the channels, widens the vector pool while filters leave
+too few, scores (:mod:`.score`), picks the page (:mod:`.page`) and fills out a ``top_k``.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -18,9 +17,16 @@ from affidavit.recall.dates import spans
 from affidavit.recall.ranking import params
 from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex
 from affidavit.recall.ranking.conversation import Conversations, grown
-from affidavit.recall.ranking.entry import Entry, Filters, Hit
+from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts
 from affidavit.recall.ranking.page import spread
-from affidavit.recall.ranking.score import literal_evidence, prior_ceiling, rank, sense
+from affidavit.recall.ranking.score import (
+    Evidence,
+    exact_evidence,
+    literal_evidence,
+    prior_ceiling,
+    rank,
+    sense,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,9 +44,6 @@ class RecallIndex:
         self._entries: dict[str, Entry] = {}
         self.by_slot: dict[int, Entry] = {}
         self._next_slot = 0
-        # Kept up to date one entry at a time: rebuilding it after every store cost a sort
-        # over the whole vault on the next search (~20 ms at 100k memories).
-        self._seqs: dict[frozenset[str] | None, list[int]] = {}
         self.conversations = Conversations()
         #: Per slot, the entry's :func:`.score.prior_ceiling` (the bound that lets ranking stop
         #: early).
@@ -62,7 +65,7 @@ class RecallIndex:
 
     def lexical_candidates(self, text: str, limit: int) -> list[tuple[int, Entry]]:
         """The records holding most of a text's information (store-time checks, no model)."""
-        scores = literal_evidence(self.keyword, text).p_lex(())
+        scores = literal_evidence(self.keyword, text).shares(())
         best = sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
         return [(slot, self.by_slot[slot]) for slot in best]
 
@@ -84,7 +87,6 @@ class RecallIndex:
             self.conversations.link(entry)
             self.ceilings = grown(self.ceilings, entry.slot, 0.0)
             self.ceilings[entry.slot] = prior_ceiling(entry.importance, entry.kind)
-            self._count_age(entry, +1)
             texts.append((entry.slot, entry.text))
             if windows is not None and len(windows):
                 vectors.append((entry.slot, windows))
@@ -102,36 +104,8 @@ class RecallIndex:
             return
         del self.by_slot[entry.slot]
         self.conversations.unlink(entry.slot)
-        self._count_age(entry, -1)
         self.keyword.remove(entry.slot)
         self.vector.remove(entry.slot)
-
-    def _count_age(self, entry: Entry, sign: int) -> None:
-        """Add or drop an entry in the cached age populations it belongs to."""
-        if not entry.ages:
-            return
-        for namespaces, seqs in self._seqs.items():
-            if namespaces is None or entry.namespace in namespaces:
-                if sign > 0:
-                    bisect.insort(seqs, entry.seq)
-                else:
-                    at = bisect.bisect_left(seqs, entry.seq)
-                    if at < len(seqs) and seqs[at] == entry.seq:
-                        del seqs[at]
-
-    def share_after(self, entry: Entry, namespaces: frozenset[str] | None) -> float:
-        """The share of the searched population (``namespaces``) written after ``entry``."""
-        seqs = self._seqs.get(namespaces)
-        if seqs is None:
-            seqs = sorted(
-                e.seq
-                for e in self._entries.values()
-                if e.ages and (namespaces is None or e.namespace in namespaces)
-            )
-            self._seqs[namespaces] = seqs
-        if not seqs or not entry.ages:
-            return 0.0
-        return (len(seqs) - bisect.bisect_right(seqs, entry.seq)) / len(seqs)
 
     def search(
         self,
@@ -145,13 +119,18 @@ class RecallIndex:
     ) -> list[Hit]:
         """Rank the memories for a question; adaptive length when ``top_k`` is ``None``.
 
-        ``query_vector`` may be a callable that returns it: it is called after the literal
-        channel is read, so a caller can embed the question meanwhile.
+        With ``top_k``, exactly ``top_k`` hits when that many memories pass the filters:
+        the vector pool widens until it holds them (the last time over every memory), and
+        memories no channel reaches fill the rest by the documented order
+        (:func:`.score.order_key`). ``query_vector`` may be a callable that returns it: it
+        is called after the literal channels are read, so a caller can embed the question
+        meanwhile.
         """
         filters = filters or Filters()
         now = now or datetime.now(UTC)
         want = top_k if top_k is not None else params.ADAPTIVE_CAP
         literal = literal_evidence(self.keyword, question)
+        exact = exact_evidence(self.keyword, self.by_slot, question)
         dates = spans(question)
         if callable(query_vector):
             query_vector = query_vector()
@@ -164,10 +143,28 @@ class RecallIndex:
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
             if attempt == 0 and semantic and query_vector is not None:
                 literal = literal.in_sense(sense(self.vector, semantic, query_vector, exhausted))
-            lexical = literal.p_lex(None if exhausted else semantic.keys())
-            best = rank(self, semantic, lexical, dates, filters, now, exclude, want, top_k is None)
+            words = literal.shares(None if exhausted else semantic.keys())
+            evidence = Evidence(semantic, words, exact)
+            best = rank(self, evidence, dates, filters, now, exclude, want, top_k is None)
             hits = spread(best, want, self._entries, self.vector.similarity)
             if pool is None or len(hits) >= want or exhausted or not filters.active():
                 break
             pool = pool * params.POOL_GROWTH
+        if top_k is not None and len(hits) < top_k:
+            hits += self._unreached(hits, top_k - len(hits), filters, exclude)
         return hits
+
+    def _unreached(
+        self, hits: list[Hit], need: int, filters: Filters, exclude: frozenset[str]
+    ) -> list[Hit]:
+        """Up to ``need`` admitted memories no channel reached (score 0), newest first."""
+        taken = {h.id for h in hits}
+        rest = sorted(
+            (
+                e
+                for e in self._entries.values()
+                if e.id not in taken and e.id not in exclude and filters.admits(e)
+            ),
+            key=lambda e: (-e.seq, e.id),
+        )
+        return [Hit(e.id, 0.0, 0.0, [], ScoreParts.unreached(), e.seq) for e in rest[:need]]

@@ -1,21 +1,22 @@
-"""The page of a search: the best candidates, spread over what they say and where from.
+"""The page of a search: the best candidates, spread over the conversations they come from.
 
-Ranking scores each candidate alone, so two rewordings of one fact, or five turns of one
-conversation, can fill a page and push out the one memory from elsewhere that answers the
-question. The page is therefore picked greedily from the best-scored candidates (maximal
+Ranking scores each candidate alone, so five turns of one conversation, or two turns that
+restate each other, can fill a page and push out the turn from elsewhere that answers the
+question. For memories that are turns of a recorded conversation (they name a ``thread``,
+ADR 55), the page is therefore picked greedily from the best-scored candidates (maximal
 marginal relevance, ADR 54): each next pick is the candidate whose score is highest after
 two discounts for what the page already holds,
 
 - redundancy: ``x (1 - weight * (c - start) / (1 - start))`` where ``c`` is its highest
   cosine to a memory already picked, when above ``start``;
-- same thread: ``x decay ** n`` for ``n`` memories already picked from its thread. Only rows
-  that name a thread (:mod:`.conversation`) have one; an authored memory is never
-  discounted for its day or its neighbours in save order.
+- same thread: ``x decay ** n`` for ``n`` memories already picked from its thread.
 
-The discounts only grow as the page fills, so the discounted scores never rise down the
-page, and the first ``k`` picks are the same whatever the page size. Only the candidates
-given are reordered: diversity never surfaces a memory that ranking did not already score
-among the best.
+An authored memory (no thread) is never discounted: two memories that differ in one port
+number or name are both answers to someone, and one of them must not hide the other
+(issue 24). The discounts only grow as the page fills, so the discounted scores never rise
+down the page, and the first ``k`` picks are the same whatever the page size. Only the
+candidates given are reordered: diversity never surfaces a memory that ranking did not
+already score among the best.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def spread(
         return best[:want]
     chosen = [entries[h.id] for h in best]
     threads = [(e.namespace, e.thread) if e.thread is not None else None for e in chosen]
+    if not any(threads):
+        return best[:want]  # no conversation turns: the page is ranking's order
     picks = spread_order(
         [h.score for h in best],
         similarity([e.slot for e in chosen]),
@@ -58,9 +61,8 @@ def spread(
         same_thread_decay=params.SAME_THREAD_DECAY,
     )
     for i, score in picks:
-        parts = best[i].parts
-        if parts is not None and best[i].score:
-            best[i].parts = replace(parts, page=score / best[i].score)
+        if best[i].score:
+            best[i].parts = replace(best[i].parts, page=score / best[i].score)
         best[i].score = score
     return [best[i] for i, _ in picks]
 
@@ -90,9 +92,10 @@ def spread_order(
     while left and len(picks) < want:
         best_at, best = 0, -1.0
         for at, i in enumerate(left):  # the first of equals wins: ties keep ranking's order
-            excess = max(closest[i] - redundancy_from, 0.0) / span
-            value = scores[i] * (1.0 - redundancy_weight * excess)
+            value = scores[i]
             if threads[i] is not None:
+                excess = max(closest[i] - redundancy_from, 0.0) / span
+                value *= 1.0 - redundancy_weight * excess
                 value *= same_thread_decay ** on_page.get(threads[i], 0)
             if value > best:
                 best_at, best = at, value

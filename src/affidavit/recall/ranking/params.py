@@ -1,49 +1,59 @@
 """Every ranking constant: what it means, why it has its value.
 
-Read at call time (``params.W_VEC``, never copied into another module), so a tuning run
+Read at call time (``params.W_LEX``, never copied into another module), so a tuning run
 (``benchmarks/tuning.py``, ``--set NAME=VALUE``) or a test can change one for a while. The
-measurements behind them, and how a constant may change (a paired-bootstrap gain on the
-tuning halves of ``benchmarks/agent_memory.py`` and ``benchmarks/locomo.py``), are in
-docs/recall-tuning.md; how they combine is in :mod:`affidavit.recall.ranking`.
+measurements behind them, and how a constant may change (a gain on the tuning halves of
+``benchmarks/agent_memory.py`` and ``benchmarks/locomo.py``, never measured on a held-out
+half), are in docs/recall-tuning.md; how they combine is in :mod:`affidavit.recall.ranking`
+and ADR 151.
 """
 
 from __future__ import annotations
 
-# --- channel weights ------------------------------------------------------------------------
-#: Weight of the semantic channel: with MiniLM the literal channel is the stronger one on
-#: LoCoMo (0.75/0.25 scored recall@5 0.499 against 0.585 before ADR 52); 0.4/0.6 gains
-#: agent-memory recall@1 (+0.015 on its tuning half) and loses LoCoMo's tuning recall@5
-#: (-0.018 [-0.031, -0.006]), 0.5/0.5 loses it more.
-W_VEC = 0.3
-#: Weight of the literal channel; its ceiling (4.8) stays far above the semantic one (0.64),
-#: so a conclusive literal match (a ticket id, a SHA) outranks any paraphrase.
-W_LEX = 0.7
+# --- meaning: the semantic channel -----------------------------------------------------
+#: Cosine where a memory starts to be about the question (centred cosines of unrelated
+#: sentences sit around 0): relevance is the cosine above it, so below it only words and
+#: ids count, and the cosine still orders the rest (:func:`.score.order_key`). 0.1-0.2 are
+#: flat on both tuning sets; 0.25 lost preference questions on the development set.
+VEC_FLOOR = 0.1
 
-# --- semantic channel ---------------------------------------------------------------------
-#: Cosine where semantic evidence starts: MiniLM gives unrelated sentences 0.0-0.2, and the
-#: LoCoMo figures are flat from 0.15 to 0.35.
-VEC_LO = 0.25
-#: Cosine read as near-certain: MiniLM's rewordings of one sentence sit above it (0.7 lost
-#: recall@5 on LoCoMo and gained nothing on the agent-memory tuning half).
-VEC_HI = 0.85
-#: Ceiling of p_vec: a cosine says "about the same thing", never "the record you named".
-VEC_CAP = 0.88
+#: Share of the vault's mean window taken out of every window and of the question before
+#: their cosine (:meth:`.channels.VectorIndex._centring`): what all memories of a vault have
+#: in common says nothing about which one answers.
+CENTRE_WEIGHT = 0.7
+#: The weight grows with the vault as n / (n + CENTRE_PRIOR) windows: the mean of a handful
+#: of memories is those memories, not what the vault is about.
+CENTRE_PRIOR = 50
 
-# --- literal channel ----------------------------------------------------------------------
-#: Ceiling of p_lex, reached by a record holding every informative term of the question.
-LEX_CAP = 0.999
-#: A term in more than this share of records carries no evidence (above 50 records): the
-#: LoCoMo figures are flat from 0.1 to 0.3, and 0.2 fetches fewer postings at 100k.
+# --- words and exact terms: evidence added to meaning ------------------------------------
+#: Weight of the word channel: relevance gains W_LEX * share ** LEX_POWER, where share is
+#: the part of the question's information the memory holds. In cosine units. 0.2-0.5 are
+#: within one question of each other on both agent-memory tuning sets; above, questions
+#: that share no word with their answer start to lose to the one shared word of another.
+W_LEX = 0.3
+#: The word weight for a turn of a recorded conversation (a row with a ``thread``): chat
+#: turns are not claims, a sentence model reads little in them, and the names, places and
+#: things the question repeats are most of the evidence.
+W_LEX_TURN = 3.0
+#: Raising the share suppresses the one shared word of a question asked in other words
+#: (0.2 of the information -> 0.09) and keeps most of the question's words (0.8 -> 0.72).
+LEX_POWER = 1.5
+#: Weight of an exact term (an id, port, version, env var, host or path written in the
+#: question) that a memory holds verbatim, times 1/(memories holding it): a unique id
+#: outweighs any likely difference in meaning, so a lookup by id is not lost (exact-term
+#: recall@5 1.000 on both tuning sets from 0.2 to 1.0; 0.5 leaves room for longer texts).
+W_EXACT = 0.5
+
+# --- the words' vocabulary ------------------------------------------------------------------
+#: A term in more than this share of records carries no evidence (above 50 records).
 COMMON_SHARE = 0.20
 #: Below this many records the share rule cannot tell a common term; every term counts.
 COMMON_MIN_RECORDS = 50
-#: A question term is literal evidence in full when a record holding it comes within this
+#: A question term is word evidence in full when a record holding it comes within this
 #: much cosine of the best semantic match, and none when none comes within LEX_SENSE_FAR:
 #: a word whose every record is about something else is another sense of it or a
 #: coincidence ("manager" in "Aiko joined as an engineering manager", cosine 0.25, asked
-#: "Who is Rania's manager?", best 0.66). On both tuning halves the terms that found an
-#: answer came within 0.25 of the best in 99% of questions, while half of the AM terms
-#: that found none lay 0.33 or more below it.
+#: "Who is Rania's manager?", best 0.66).
 LEX_SENSE_NEAR = 0.2
 LEX_SENSE_FAR = 0.4
 #: The rarest terms' postings, up to this many records, create literal candidates; scoring
@@ -62,14 +72,14 @@ s t d ll re ve m
 FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
 
 # --- conversation structure (rows with a thread only, ADR 55) -----------------------------
-#: Share of the stronger adjacent turn's own evidence a turn gains: turns next to each other
+#: Share of the stronger adjacent turn's own relevance a turn gains: turns next to each other
 #: are about one thing; more crowded the page with one session on LoCoMo.
 W_NEIGHBOR = 0.05
-#: Share of a question's own evidence its reply gains: the reply holds what the question's
+#: Share of a question's own relevance its reply gains: the reply holds what the question's
 #: words point at ("How long have you been married?" -> "5 years already!"); 0 cost LoCoMo
 #: 0.05 recall@5, and 0.4-0.8 are within noise of 0.6.
 W_ANSWER = 0.6
-#: Own-evidence factor of a turn that ends in a question: it asks rather than states, while
+#: Own-relevance factor of a turn that ends in a question: it asks rather than states, while
 #: it repeats the words of what it asks about (1 and 0.4 both scored lower on LoCoMo).
 QUESTION_DAMP = 0.6
 
@@ -85,17 +95,18 @@ OPINION_HALF_LIFE_DAYS = 30.0
 #: question names: no larger than the opinion bonus, as issue 13 asks of a date (1.5, the
 #: earlier value, scored LoCoMo recall@5 +0.012 [+0.006, +0.018] higher).
 W_DATE = 0.3
-#: Age in memories: the semantic odds halve once the whole searched vault was written after
-#: a memory. 0.5 (halving at half the vault) lost the agent-memory tuning half recall@1
-#: -0.043 [-0.085, -0.006]: older standalone facts are not less true.
-AGE_HALF_LIFE_SHARE = 1.0
 
 # --- cut and pool -------------------------------------------------------------------------
-#: An adaptive page keeps hits whose evidence is at least this share of the best's.
+#: An adaptive page (no top_k) holds only memories the question is about: by meaning, a
+#: (centred) cosine at least VEC_FLOOR + ADAPTIVE_FLOOR, 0.2: "how to bake sourdough"
+#: returns nothing from an ops vault ...
+ADAPTIVE_FLOOR = 0.1
+#: ... or by words, at least this share of the question's information, or by an exact term.
+ADAPTIVE_SHARE = 0.25
+#: An adaptive page keeps every memory whose cosine is within this of the best cosine ...
+ADAPTIVE_BAND = 0.1
+#: ... and every memory whose relevance reaches this share of the best's.
 RELATIVE_CUT = 0.5
-#: No hit below this evidence is returned: about cosine 0.28 alone, or a small literal share
-#: alone, so "how to bake sourdough" returns nothing from an ops vault.
-ABSOLUTE_FLOOR = 0.04
 #: An adaptive page never holds more than this many.
 ADAPTIVE_CAP = 20
 #: Vector candidates read first, widened POOL_GROWTH-fold up to POOL_WIDENINGS times (the
@@ -104,7 +115,7 @@ POOL_START = 200
 POOL_GROWTH = 4
 POOL_WIDENINGS = 3
 
-# --- page diversity (ADR 54) --------------------------------------------------------------
+# --- page diversity, for conversation turns only (ADR 54, ADR 151) -------------------------
 #: The page is picked from this many best (or the page size, if larger): picking from more
 #: pushed one of the best ten off a ten-result page.
 DIVERSITY_POOL = 10

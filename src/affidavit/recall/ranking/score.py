@@ -1,19 +1,26 @@
-"""How one question's candidates are scored: channel evidence, priors, age, and the floors.
-
-Literal evidence is the question's informative terms with their postings
-(:func:`literal_evidence`), each scaled by how far its records share the question's sense
-(:func:`sense`).
+"""How one question's candidates are scored: meaning first, words and ids as added evidence.
 
 The formulas are in :mod:`affidavit.recall.ranking` (the package docstring); every constant
 they use is read from :mod:`.params` at call time. :func:`rank` returns the best candidates
 by score, the pool :mod:`.page` then picks the page from.
+
+Three kinds of evidence, each only ever *added* to a memory's relevance:
+
+- meaning: the best window's cosine above :data:`~.params.VEC_FLOOR`;
+- words: the share of the question's information (self-information of its informative
+  terms) that the memory holds (:class:`LiteralEvidence`), raised to
+  :data:`~.params.LEX_POWER` so one shared word out of five is little and most of the
+  question's words is much;
+- exact terms: an id, port, version, env var, path or host written in the question
+  (:func:`exact_terms`) that the memory holds verbatim, weighted by how few memories hold it.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Collection, Iterable
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
@@ -37,61 +44,6 @@ class Scored(Protocol):
     conversations: Conversations
     #: Per slot, the entry's :func:`prior_ceiling` (the bound that lets ranking stop early).
     ceilings: npt.NDArray[np.float64]
-
-    def share_after(self, entry: Entry, namespaces: frozenset[str] | None) -> float:
-        """The share of the searched population written after ``entry`` (its age)."""
-        ...
-
-
-def p_vec(cosines: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Best-window cosines as probabilities of relevance, through fixed bounds and the cap."""
-    import numpy as np
-
-    lo, hi = params.VEC_LO, params.VEC_HI
-    return np.clip((cosines - lo) / (hi - lo), 0.0, params.VEC_CAP)
-
-
-def _channel(
-    evidence: dict[int, float],
-    as_p: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """One channel's slots and probabilities (``as_p`` maps raw values; ``None``: they are
-    probabilities already), sorted by slot, zero evidence left out."""
-    import numpy as np
-
-    slots = np.fromiter(evidence.keys(), dtype=np.int64, count=len(evidence))
-    p = np.fromiter(evidence.values(), dtype=np.float64, count=len(evidence))
-    if as_p is not None:
-        p = as_p(p)
-    keep = p > 0
-    order = np.argsort(slots[keep])
-    return slots[keep][order], p[keep][order]
-
-
-def _union(a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """The sorted distinct slots of both (np.union1d's generic unique measured 9x slower)."""
-    import numpy as np
-
-    both = np.concatenate([a, b])
-    both.sort()
-    return both[np.concatenate([[True], both[1:] != both[:-1]])] if len(both) else both
-
-
-def _aligned(
-    slots: npt.NDArray[np.int64], some: npt.NDArray[np.int64], values: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """``values`` (given for the sorted subset ``some`` of ``slots``) spread over ``slots``."""
-    import numpy as np
-
-    out = np.zeros(len(slots))
-    out[np.searchsorted(slots, some)] = values
-    return out
-
-
-def aged(s: float, share_after: float) -> float:
-    """Shift a log-odds-style evidence term by age in memories (odds halve per half-life)."""
-    factor = 2.0 ** (-share_after / params.AGE_HALF_LIFE_SHARE)
-    return math.log1p(factor * math.expm1(s))
 
 
 def prior(importance: float, kind: str, affirmed: str | None, now: datetime) -> float:
@@ -139,8 +91,9 @@ class LiteralEvidence:
     terms: tuple[_Term, ...]
     denominator: float
 
-    def p_lex(self, extra: Iterable[int] | None) -> dict[int, float]:
-        """p_lex for the core candidates plus ``extra`` slots (``None``: every posting)."""
+    def shares(self, extra: Iterable[int] | None) -> dict[int, float]:
+        """The share of the question's information each record holds (0-1), for the core
+        candidates plus ``extra`` slots (``None``: every posting)."""
         boosts = [t for t in self.terms if not t.core and t.info > 0]
         raw: dict[int, float] = {}
         for term in self.terms:
@@ -156,7 +109,7 @@ class LiteralEvidence:
                 got = sum(t.info for t in boosts if slot in t.postings)
                 if got:
                     raw[slot] = got
-        return {slot: min(params.LEX_CAP, s / self.denominator) for slot, s in raw.items()}
+        return {slot: min(1.0, s / self.denominator) for slot, s in raw.items()}
 
     def in_sense(self, related: Callable[[Collection[int]], float]) -> LiteralEvidence:
         """Each term's information scaled by ``related`` of its postings (0-1); the
@@ -191,6 +144,59 @@ def literal_evidence(keyword: KeywordIndex, question: str) -> LiteralEvidence:
         else:
             terms.append(_Term(info, set(postings), core=False))
     return LiteralEvidence(tuple(terms), max(info_total, math.log(n + 1)))
+
+
+#: A written token that may be an exact term: letters and digits joined by ``_ - . : /``.
+_TOKEN = re.compile(r"[^\W_](?:[\w.:/-]*[^\W_])?|_\w+", re.UNICODE)
+
+
+def exact_terms(question: str) -> list[str]:
+    """The tokens of a question that name something exactly (lower-cased, distinct).
+
+    A token counts when it holds a digit (``IR-32``, ``8086``, ``v1.4.2``, ``4e7b1d9``), an
+    underscore (``FEED_CACHE_TTL``), or joins word pieces with ``-``, ``.``, ``:`` or
+    ``/`` (``ic-rota``, ``ch-earshot.pbc.internal``, ``gs://bucket``): ids, ports,
+    versions, env vars, hosts and paths, the things an agent looks up by name. A plain word
+    ("deploy", "SQL") is never one; the word channel reads those.
+    """
+    seen: dict[str, None] = {}
+    for match in _TOKEN.finditer(question):
+        token = match.group(0).lower()
+        if any(c.isdigit() for c in token) or re.search(r"[_.:/-]", token):
+            seen.setdefault(token, None)
+    return list(seen)
+
+
+def _verbatim(token: str) -> re.Pattern[str]:
+    """Matches ``token`` in a lower-cased text where it is not part of a longer token."""
+    return re.compile(r"(?<![\w])" + re.escape(token) + r"(?![\w]|[.:/-]\w)")
+
+
+def exact_evidence(
+    keyword: KeywordIndex, texts: Mapping[int, Entry], question: str
+) -> dict[int, float]:
+    """Per record, how specifically it holds an exact term of the question (0-1).
+
+    A term held by one memory is conclusive (1.0); held by ``n``, each gets ``1/n``: an id
+    the whole vault repeats names nothing in particular. A record's value is its best term.
+    Candidates come from the term's rarest word piece in the keyword index, then the
+    verbatim check runs on their text, so ``8086`` never matches ``80861``.
+    """
+    out: dict[int, float] = {}
+    for token in exact_terms(question):
+        pieces = [p for p in query_terms(token) if p not in params.FUNCTION_WORDS]
+        if not pieces:
+            continue
+        rarest = min(pieces, key=keyword.df)
+        pattern = _verbatim(token)
+        holders = [
+            slot
+            for slot in keyword.postings(rarest)
+            if slot in texts and pattern.search(texts[slot].text.lower())
+        ]
+        for slot in holders:
+            out[slot] = max(out.get(slot, 0.0), 1.0 / len(holders))
+    return out
 
 
 def sense(
@@ -228,10 +234,48 @@ def sense(
     return related
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """One question's evidence per candidate slot, from each channel (absent = none)."""
+
+    cosines: dict[int, float]
+    words: dict[int, float]
+    exact: dict[int, float]
+
+
+def _union(*parts: Iterable[int]) -> npt.NDArray[np.int64]:
+    import numpy as np
+
+    slots = set().union(*parts)
+    return np.array(sorted(slots), dtype=np.int64)
+
+
+def _spread(slots: npt.NDArray[np.int64], values: dict[int, float]) -> npt.NDArray[np.float64]:
+    import numpy as np
+
+    return np.array([values.get(s, 0.0) for s in slots.tolist()], dtype=np.float64)
+
+
+def relevance(
+    cosines: npt.NDArray[np.float64],
+    words: npt.NDArray[np.float64],
+    exact: npt.NDArray[np.float64],
+    turns: npt.NDArray[np.bool_],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Each channel's additive share of relevance: meaning, words, exact terms.
+
+    ``turns`` marks turns of a recorded conversation, whose words weigh W_LEX_TURN.
+    """
+    import numpy as np
+
+    meaning = np.maximum(cosines - params.VEC_FLOOR, 0.0)
+    weight = np.where(turns, params.W_LEX_TURN, params.W_LEX)
+    return meaning, weight * words**params.LEX_POWER, params.W_EXACT * exact
+
+
 def rank(
     index: Scored,
-    semantic: dict[int, float],
-    lexical: dict[int, float],
+    evidence: Evidence,
     dates: tuple[named_dates.Span, ...],
     filters: Filters,
     now: datetime,
@@ -239,29 +283,37 @@ def rank(
     want: int,
     adaptive: bool,
 ) -> list[Hit]:
-    """The pool a page is picked from: the best admitted candidates above the evidence floor.
+    """The pool a page is picked from: the best admitted candidates, best first.
 
-    The floor is ABSOLUTE_FLOOR, and for an adaptive page also RELATIVE_CUT of the best
-    admitted candidate's evidence. The pool holds the best ``max(want, DIVERSITY_POOL)`` by
-    score, best first (ties by id).
+    With ``adaptive`` (no ``top_k``), only what the question is about: a candidate
+    qualifies by meaning (relevance from its cosine at least ADAPTIVE_FLOOR), by words (at
+    least ADAPTIVE_SHARE of the question's information) or by an exact term; nothing when
+    none does, else every qualifying candidate whose cosine is within ADAPTIVE_BAND of the
+    best cosine or whose relevance reaches RELATIVE_CUT of the best qualifying one.
+    Otherwise every candidate may fill the pool. The pool holds the best ``max(want,
+    DIVERSITY_POOL)``; equal scores are ordered by cosine, then the newer save, then id.
     """
     import numpy as np
 
     by_slot = index.by_slot
-    vec_slots, p_v = _channel(semantic, p_vec)
-    lex_slots, p_l = _channel(lexical)
-    slots = _union(vec_slots, lex_slots)
+    slots = _union(evidence.cosines, evidence.words, evidence.exact)
     if not len(slots):
         return []
-    p_v, p_l = _aligned(slots, vec_slots, p_v), _aligned(slots, lex_slots, p_l)
     listed = slots.tolist()
-    s_vec = -params.W_VEC * np.log1p(-p_v)
-    s_lex = -params.W_LEX * np.log1p(-p_l)
+    cosines = _spread(slots, evidence.cosines)
+    has_vector = np.array([s in evidence.cosines for s in listed])
     conversations = index.conversations
-    shared = conversations.shares(slots, s_vec + s_lex, params.W_NEIGHBOR, params.W_ANSWER)
+    meaning, words, exact = relevance(
+        cosines,
+        _spread(slots, evidence.words),
+        _spread(slots, evidence.exact),
+        conversations.threaded(slots),
+    )
     own = np.where(conversations.asking(slots), params.QUESTION_DAMP, 1.0)
-    s_vec, s_lex = s_vec * own, s_lex * own
-    totals = s_vec + s_lex + shared
+    meaning, words, exact = meaning * own, words * own, exact * own
+    totals = meaning + words + exact
+    shared = conversations.shares(slots, totals, params.W_NEIGHBOR, params.W_ANSWER)
+    totals = totals + shared
     if dates:
         dated = np.array([_dated(by_slot[slot], dates) for slot in listed])
     else:
@@ -272,53 +324,68 @@ def rank(
         entry = by_slot[listed[i]]
         return entry.id not in exclude and filters.admits(entry)
 
-    floor = params.ABSOLUTE_FLOOR
+    eligible = np.arange(len(listed))
     if adaptive:
-        best = next((i for i in np.argsort(-totals).tolist() if admitted(i)), None)
-        if best is not None:
-            floor = max(floor, params.RELATIVE_CUT * float(totals[best]))
-    # Priors and age are computed in order of each candidate's best possible score, its
-    # evidence x its prior ceiling x its date prior, and only while that could still
-    # reach the pool: age only shrinks a score, so once the bound is below the pool's
-    # worst score nothing further down can enter. (Scoring all ~600 candidates at 10k
-    # memories cost more than the vector search itself; one ceiling for all,
-    # 1 + W_IMP + W_OPINION, still let ~135 through.)
+        qualifies = (
+            (meaning >= params.ADAPTIVE_FLOOR)
+            | (_spread(slots, evidence.words) >= params.ADAPTIVE_SHARE)
+            | (exact > 0)
+        )
+        order = np.lexsort((-cosines, -totals))
+        best = next((i for i in order.tolist() if qualifies[i] and admitted(i)), None)
+        if best is None:
+            return []  # nothing the question is about
+        top_cosine = max(
+            (float(cosines[i]) for i in order.tolist() if has_vector[i] and admitted(i)),
+            default=None,
+        )
+        keep = totals >= params.RELATIVE_CUT * totals[best]
+        if top_cosine is not None:
+            keep |= has_vector & (cosines >= top_cosine - params.ADAPTIVE_BAND)
+        eligible = np.flatnonzero(keep & qualifies)
+    # Priors are computed in order of each candidate's best possible score, its relevance
+    # x its prior ceiling x its date prior, and only while that could still reach the
+    # pool: once the bound is below the pool's worst score nothing further down can enter.
     bounds = totals * index.ceilings[slots] * date_prior
-    eligible = np.flatnonzero(totals >= floor)
     pool = max(want, params.DIVERSITY_POOL)
     pool_scores: list[float] = []  # min-heap of the pool's scores so far
     hits: list[Hit] = []
-    for i in eligible[np.argsort(-bounds[eligible], kind="stable")].tolist():
-        if len(pool_scores) >= pool and bounds[i] < pool_scores[0]:
-            break
+    for i in eligible[np.lexsort((-cosines[eligible], -bounds[eligible]))].tolist():
+        if len(pool_scores) >= pool and (bounds[i] < pool_scores[0] or not bounds[i]):
+            break  # nothing further down can enter (an empty bound only ties at 0, later)
         if not admitted(i):
             continue
         entry = by_slot[listed[i]]
-        age = index.share_after(entry, filters.namespaces)
-        pvs, pls = float(p_v[i]), float(p_l[i])
         parts = ScoreParts(
-            p_vec=pvs,
-            p_lex=pls,
-            semantic=aged(float(s_vec[i]), age),
-            literal=float(s_lex[i]),
+            cosine=float(cosines[i]),
+            semantic=float(meaning[i]),
+            literal=float(words[i]),
+            exact=float(exact[i]),
             context=float(shared[i]),
             prior=prior(entry.importance, entry.kind, entry.affirmed, now),
             date=float(date_prior[i]),
-            age=age,
         )
-        score = parts.ranked
-        channels = [name for name, p in (("semantic", pvs), ("literal", pls)) if p > 0]
+        channels = [
+            name
+            for name, value in (("semantic", meaning[i]), ("literal", words[i] + exact[i]))
+            if value > 0
+        ]
         if shared[i] > 0:
             channels.append("context")
         if dated[i]:
             channels.append("date")
-        hits.append(Hit(entry.id, score, float(totals[i]), pvs, pls, channels, parts))
+        hits.append(Hit(entry.id, parts.ranked, float(totals[i]), channels, parts, entry.seq))
         if len(pool_scores) < pool:
-            heapq.heappush(pool_scores, score)
+            heapq.heappush(pool_scores, parts.ranked)
         else:
-            heapq.heappushpop(pool_scores, score)
-    hits.sort(key=lambda h: (-h.score, h.id))
+            heapq.heappushpop(pool_scores, parts.ranked)
+    hits.sort(key=order_key)
     return hits[:pool]
+
+
+def order_key(hit: Hit) -> tuple[float, float, int, str]:
+    """The documented order of a page: score, then cosine, then the newer save, then id."""
+    return (-hit.score, -hit.parts.cosine, -hit.seq, hit.id)
 
 
 def _dated(entry: Entry, dates: tuple[named_dates.Span, ...]) -> bool:
