@@ -1,8 +1,8 @@
 """The install lines of docs/install.md, for real: `python -m build` makes an sdist and, from
 that sdist, a wheel; `twine check` accepts both; the wheel installs into a fresh virtual
 environment with no index at all (its dependencies, the embedding model included, from a
-wheelhouse made beforehand, as on an offline machine), and the installed command runs with
-semantic recall on.
+wheelhouse made beforehand, as on an offline machine), with the tray extra, and the installed
+command runs with semantic recall on.
 
 The build runs on a copy of the tracked files, so it leaves nothing in the checkout."""
 
@@ -23,6 +23,8 @@ import affidavit
 from tests.support import REPO_ROOT, cli_env
 
 VERSION = affidavit.__version__
+# a build, then a fresh venv of every dependency: minutes, more on a loaded machine
+pytestmark = pytest.mark.timeout(1800)
 
 
 def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
@@ -75,16 +77,17 @@ def test_the_wheel_installs_offline_into_a_fresh_venv_and_runs(dist, tmp_path):
     wheel = dist / f"affidavit-{VERSION}-py3-none-any.whl"
     wheelhouse = tmp_path / "wheelhouse"
     # on a connected machine: every dependency as a file (pip's cache makes reruns cheap)
-    _run([sys.executable, "-m", "pip", "download", "--dest", str(wheelhouse), str(wheel)])
+    with_tray = f"{wheel}[tray]"  # docs/install.md's tray line: the extra comes along
+    _run([sys.executable, "-m", "pip", "download", "--dest", str(wheelhouse), with_tray])
     fresh = tmp_path / "fresh"
     _run([sys.executable, "-m", "venv", str(fresh)])
     pip = [str(fresh / "bin" / "python"), "-m", "pip"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     # on the offline machine: no index at all
-    _run([*pip, "install", "--no-index", "--find-links", str(wheelhouse), str(wheel)], env=env)
+    _run([*pip, "install", "--no-index", "--find-links", str(wheelhouse), with_tray], env=env)
     listed = _run([*pip, "list", "--format=freeze"], env=env).stdout
-    for requirement in project["dependencies"]:
+    for requirement in [*project["dependencies"], *project["optional-dependencies"]["tray"]]:
         name = requirement.split(";")[0].split("[")[0]
         name = name.split("=")[0].split("<")[0].split(">")[0].strip().lower()
         assert name.replace("_", "-") in listed.lower().replace("_", "-"), name
