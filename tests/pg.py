@@ -14,6 +14,7 @@ import os
 import pwd
 import secrets
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -42,6 +43,7 @@ class Cluster:
     bin: Path
     user: str
     run_as: tuple[str, ...]
+    options: str  # the server's command-line settings, given again at every start
 
     @property
     def data_dir(self) -> Path:
@@ -68,6 +70,17 @@ class Cluster:
             timeout=120,
         ).stdout
 
+    def copy_database(self, source: str, target: str) -> None:
+        """What an administrator does to move a database: ``pg_dump`` it, then load the
+        dump into ``target`` (an empty database) with ``psql``."""
+        subprocess.run(
+            [str(self.bin / "psql"), "--quiet", "-v", "ON_ERROR_STOP=1", "--dbname", target],
+            input=self.pg_dump(source),
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
     def _ctl(self, *args: str) -> None:
         subprocess.run(
             [*self.run_as, str(self.bin / "pg_ctl"), "-D", str(self.data_dir), *args],
@@ -75,6 +88,40 @@ class Cluster:
             capture_output=True,
             timeout=120,
         )
+
+    def stop_server(self) -> None:
+        """Stop the server the way an administrator does before maintenance (``-m fast``:
+        every connection is ended, committed data stays); :meth:`start_server` brings it back."""
+        self._ctl("stop", "-m", "fast", "-w")
+
+    def start_server(self) -> None:
+        """Start the server again on the same data directory and socket."""
+        self._ctl("-o", self.options, "-l", str(self.root / "server.log"), "-w", "start")
+
+    def server_pids(self) -> list[int]:
+        """The postmaster's pid and those of all its children (backends, background workers)."""
+        postmaster = int((self.data_dir / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                # the field after the parenthesised command name is the state, then the ppid
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == postmaster:
+                    children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The whole server SIGSTOPped (a hung host, a stalled disk) for the ``with`` block:
+        connections stay open and nothing answers; SIGCONT afterwards, children first."""
+        pids = self.server_pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for pid in reversed(pids):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
 
     def stop(self) -> None:
         """Stop the server (immediately: its data is thrown away) and delete its files."""
@@ -95,7 +142,10 @@ def start_cluster(*, durable: bool = False) -> Cluster:
         account = pwd.getpwnam(SERVICE_ACCOUNT)
         os.chown(root, account.pw_uid, account.pw_gid)
         run_as, user = ("runuser", "-u", SERVICE_ACCOUNT, "--"), SERVICE_ACCOUNT
-    cluster = Cluster(root, binaries, user, run_as)
+    options = f"-k {root} -c listen_addresses='' -c shared_buffers=32MB -c max_connections=60"
+    if not durable:
+        options += " -c fsync=off -c full_page_writes=off"
+    cluster = Cluster(root, binaries, user, run_as, options)
     subprocess.run(
         [
             *run_as,
@@ -114,11 +164,8 @@ def start_cluster(*, durable: bool = False) -> Cluster:
         capture_output=True,
         timeout=300,
     )
-    options = f"-k {root} -c listen_addresses='' -c shared_buffers=32MB -c max_connections=60"
-    if not durable:
-        options += " -c fsync=off -c full_page_writes=off"
     try:
-        cluster._ctl("-o", options, "-l", str(root / "server.log"), "-w", "start")
+        cluster.start_server()
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise

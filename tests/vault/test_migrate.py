@@ -3,6 +3,9 @@ record by record, all or nothing."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,8 @@ from affidavit.vault import DB_NAME, NewItem, Vault
 from affidavit.vault import migrate as moving
 from affidavit.vault import store as stores
 from tests.pg import Cluster
-from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault, raw_execute
+from tests.support import cli_env, run_cli
+from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault, raw_execute, vault_env
 
 
 def _state(v: Vault) -> dict[str, tuple[Any, ...]]:
@@ -97,3 +101,99 @@ def test_a_damaged_source_migrates_nothing(
     v.close()
     assert stores.pointer(tmp_path / "vault") is None and (tmp_path / "vault" / DB_NAME).exists()
     assert not stores.holds_vault(url)  # the half-made copy was removed
+
+
+def test_a_team_vault_is_not_moved_away_from_its_team(
+    tmp_path: Path, runtime_dir: Path, pg_cluster: Cluster
+) -> None:
+    """Copying a member's team vault into an empty database would re-point this member
+    alone: the others keep writing to the old database and the two drift apart, silently."""
+    team_url, empty = pg_cluster.new_database(), pg_cluster.new_database()
+    create_test_vault(tmp_path / "first", store=team_url).close()
+    member = Vault.join(tmp_path / "member", team_url, TEST_PASSPHRASE)
+    with pytest.raises(ConflictError, match="away from the team") as caught:
+        moving.migrate(member, empty)
+    member.close()
+    assert "pg_dump" in str(caught.value) and "\n" not in str(caught.value)
+    assert stores.pointer(tmp_path / "member") == team_url
+    assert not stores.holds_vault(empty)
+
+
+def test_members_follow_a_copy_of_the_team_database_one_by_one(
+    tmp_path: Path, runtime_dir: Path, pg_cluster: Cluster
+) -> None:
+    """How a team moves: the administrator copies the database while nobody writes, then
+    each member's migrate verifies the copy is this vault's very log and re-points."""
+    old, new = pg_cluster.new_database(), pg_cluster.new_database()
+    first = create_test_vault(tmp_path / "first", store=old)
+    stored = first.put(NewItem(data={"text": "stored before the move", "source": "s"}))
+    second = Vault.join(tmp_path / "second", old, TEST_PASSPHRASE)
+    pg_cluster.copy_database(old, new)
+    moving.migrate(first, new)
+    second.put(NewItem(data={"text": "written to the old database", "source": "s"}))
+    with pytest.raises(ConflictError, match="log differs"):
+        moving.migrate(second, new)  # the copy no longer is this log: refused, nothing moved
+    assert stores.pointer(tmp_path / "second") == old
+    second.close()
+    back = Vault.open(tmp_path / "first", passphrase=TEST_PASSPHRASE)
+    try:
+        assert stores.pointer(tmp_path / "first") == new
+        assert back.get(stored.id).data["text"] == "stored before the move"
+        assert back.verify_audit().ok
+    finally:
+        back.close()
+
+
+#: ``migrate`` in a child process killed -9 the moment its copy has committed, before the copy
+#: is read back and checked and before the vault directory points at it.
+KILLED_AFTER_THE_COPY = """
+import os, signal, sys
+from pathlib import Path
+from affidavit.vault import Vault
+from affidavit.vault import migrate as moving
+from affidavit.vault.pgstore import PgStore
+from affidavit.vault.rows import RowFile
+
+for engine in (PgStore, RowFile):
+    copy = engine.init_schema
+    def committed_then_killed(self, *args, _copy=copy, **kwargs):
+        _copy(self, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+    engine.init_schema = committed_then_killed
+
+vault = Vault.open(Path(sys.argv[1]), passphrase=os.environ["AFFIDAVIT_PASSPHRASE"])
+moving.migrate(vault, sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("to", ["postgresql", "directory"])
+def test_a_rerun_finishes_a_migration_killed_after_its_copy_committed(
+    tmp_path: Path, home: Path, runtime_dir: Path, pg_cluster: Cluster, to: str
+) -> None:
+    target = pg_cluster.new_database() if to == "postgresql" else str(tmp_path / "copy")
+    v, before = _filled(tmp_path / "vault")
+    v.close()
+    env = cli_env(home, vault_env(tmp_path / "vault", runtime_dir))
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_THE_COPY, str(tmp_path / "vault"), target],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert stores.existing_target(target) is not None  # complete, but never checked
+    rerun = run_cli(
+        ["migrate", "--to", target], home, env=vault_env(tmp_path / "vault", runtime_dir)
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    where = tmp_path / "vault" if to == "postgresql" else Path(target)
+    moved = Vault.open(where, passphrase=TEST_PASSPHRASE)
+    try:
+        assert _state(moved) == before and moved.verify_audit().ok
+    finally:
+        moved.close()
+    if to == "postgresql":
+        assert stores.pointer(tmp_path / "vault") == target
+        assert (tmp_path / "vault" / (DB_NAME + ".before-migrate")).exists()

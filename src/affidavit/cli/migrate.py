@@ -21,9 +21,11 @@ from affidavit.cli.params import json_option
     "target",
     required=True,
     metavar="URL|DIR",
-    help="A PostgreSQL URL (an empty database; this vault directory then points there and "
+    help="A PostgreSQL URL (an empty database, or one already holding this vault's very log: "
+    "a rerun, or a team's copied database; this vault directory then points there and "
     "keeps its SQLite file as vault.db.before-migrate), or a new directory for a file "
-    "vault. No password in the URL: use ~/.pgpass or PGPASSWORD.",
+    "vault. A team vault is never copied into an empty database (that would move only "
+    "this member). No password in the URL: use ~/.pgpass or PGPASSWORD.",
 )
 @json_option
 def migrate(target: str, as_json: bool) -> None:

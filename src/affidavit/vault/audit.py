@@ -6,7 +6,9 @@ of the record ciphertext it produced (never any plaintext). Entry ``n`` is store
 edited, swapped or renumbered without detection, and the chain links themselves are hidden.
 The head (last hash and entry count) lives in the sealed header anchor, which is how a
 truncated tail is caught. :func:`verify` walks the chain and cross-checks every record row
-against the last entry that wrote it.
+against the last entry that wrote it. :func:`last_versions` is the part of that walk every
+read of the log needs (the vault's open and its refresh): which sequence number each record's
+row must carry, so an older copy of a row put back by whoever holds the tables is refused.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from affidavit.core.canonical import canonical_json, sha256_hex
-from affidavit.core.errors import AffidavitError
+from affidavit.core.errors import AffidavitError, IntegrityError
 from affidavit.core.hashchain import GENESIS, ChainBreak, first_break, link_hash
 from affidavit.crypto import aead
 from affidavit.vault.header import Anchor
@@ -82,6 +86,56 @@ def open_entry(key: bytes, vault_id: bytes, n: int, blob: bytes) -> Entry:
     raw = aead.unseal(key, blob, _ad(vault_id, n), what=f"audit entry {n}")
     value = json.loads(raw)
     return Entry(n, value["prev"], value["hash"], value["body"])
+
+
+def last_versions(
+    key: bytes,
+    vault_id: bytes,
+    stored: Iterable[tuple[int, bytes]],
+    start: tuple[int, str],
+    anchor: Anchor,
+) -> dict[str, int]:
+    """The sequence number of each record's last version, from the entries after ``start``.
+
+    ``start`` is ``(entries already known, their head)``: ``(0, GENESIS)`` for the whole log.
+    Each entry must open and link to the one before it, and the last must be the anchor's
+    head, so entries cannot be dropped, reordered or taken from another history (a database
+    restored from an older backup and written again). Link hashes are compared, not
+    recomputed: a sealed entry was written by a key holder, who computed its hash; ``verify``
+    recomputes them. A row's sequence number is unique to one write and bound into the row's
+    authentication, so ``(id, seq)`` names exactly one genuine row: the one the log wrote.
+    """
+    expected, head = start
+    versions: dict[str, int] = {}
+    prefix = _ad(vault_id, 0)[:-1]  # every entry's associated data but its number (hot loop)
+    for n, blob in stored:
+        expected += 1
+        if n != expected:
+            raise _rolled_back(f"audit entry {expected} is missing")
+        try:
+            entry = orjson.loads(aead.unseal(key, blob, prefix + b"%d" % n))
+        except IntegrityError:
+            raise _rolled_back(f"audit entry {n} failed authentication (tampered)") from None
+        if entry["prev"] != head:
+            raise _rolled_back(f"audit entry {n} does not follow the one before it (two histories)")
+        head = entry["hash"]
+        body = entry["body"]
+        rid = body.get("id")
+        if isinstance(rid, str) and "seq" in body:
+            versions[rid] = body["seq"]
+    if expected != anchor.audit_n or head != anchor.audit_head:
+        raise _rolled_back(
+            f"the audit log has {expected} entries but the header anchors {anchor.audit_n} "
+            "(truncated or rolled back)"
+        )
+    return versions
+
+
+def _rolled_back(problem: str) -> IntegrityError:
+    return IntegrityError(
+        f"the vault's audit log does not hold: {problem}",
+        "stop writing; restore the newest backup (`affidavit audit verify` shows the details)",
+    )
 
 
 def verify(

@@ -10,7 +10,9 @@ writers on many machines take turns and the audit chain stays one chain; the loc
 by COMMIT, ROLLBACK or the server noticing a dead client (kill -9). Each write ends with a
 NOTIFY; every client LISTENs from the moment it connects, so "anything new?" is a look at the
 notifications already on its socket (no round trip), and a reader that finds one follows the
-log by sequence number. ADR 126 weighs the lock and the notifications.
+log by sequence number. ADR 126 weighs the lock and the notifications. The connection is a
+:class:`~affidavit.vault.pglink.PgLink`: every call bounded by a timeout, reconnected by
+itself after a restart or an outage (ADR 0180).
 """
 
 from __future__ import annotations
@@ -32,13 +34,19 @@ from affidavit.core.errors import (
     UnsupportedError,
 )
 from affidavit.vault import header as hdr
+from affidavit.vault.pglink import PgLink, TimedConnection
 from affidavit.vault.rows import HeaderRow, Row, checked_header, checked_row, checked_slots
 
 SCHEMA_NAME = "affidavit"
 CHANNEL = "affidavit_vault"
 #: The advisory lock every write takes (``AFDV`` as a number): one vault per database.
 WRITE_LOCK = hdr.APPLICATION_ID
-CONNECT_TIMEOUT_S = 10
+
+#: Reads of the socket per look for news: notifications, or a server's goodbye and then its
+#: end of file, which libpq reports one read later.
+_READS_PER_LOOK = 4
+#: Rows a migration sends per round trip (each batch is one bounded wait, see PgLink).
+_COPY_BATCH = 1000
 
 SCHEMA = f"""
 CREATE SCHEMA {SCHEMA_NAME};
@@ -70,29 +78,36 @@ CREATE TABLE {SCHEMA_NAME}.audit (
 class PgStore:
     """One connection to a team vault's database (a :class:`RecordStore`)."""
 
-    def __init__(self, url: str, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, url: str) -> None:
         self.where = url
-        self.conn = conn
         self._version = 0
-
-    # -- opening -------------------------------------------------------------------------
-
-    @classmethod
-    def connect(cls, url: str) -> PgStore:
-        """Connect and LISTEN, so no commit after this moment goes unnoticed."""
         try:
-            conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            self._link = PgLink(url, f"LISTEN {CHANNEL}", self._connected)
         except psycopg.Error as exc:
             raise ExternalError(
                 f"cannot reach the team vault's database {url}: {_one_line(exc)}",
                 "check that the server runs and the URL is right; a password belongs in "
                 "~/.pgpass (or PGPASSFILE) or PGPASSWORD, never in the URL",
             ) from None
-        store = cls(url, conn)
-        conn.add_notify_handler(store._notified)
-        with store._errors():
-            conn.execute(f"LISTEN {CHANNEL}")
-        return store
+
+    @property
+    def conn(self) -> TimedConnection:
+        """The current connection (the queries below run on it inside read() or write())."""
+        return self._link.conn
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def connect(cls, url: str) -> PgStore:
+        """Connect and LISTEN, so no commit after this moment goes unnoticed."""
+        return cls(url)
+
+    def _connected(self, conn: TimedConnection) -> None:
+        """Each new connection (the first, or one after a loss): count its notifications,
+        and count one now, since those sent while no connection listened are gone: the next
+        refresh reads the log instead of trusting that nothing changed."""
+        conn.add_notify_handler(self._notified)
+        self._version += 1
 
     @classmethod
     def open(cls, url: str) -> PgStore:
@@ -134,9 +149,11 @@ class PgStore:
 
     def _has_tables(self) -> bool:
         with self._errors():
-            found = self.conn.execute(
-                "SELECT to_regclass(%s) IS NOT NULL", ("affidavit.header",)
-            ).fetchone()
+            found = (
+                self._live()
+                .execute("SELECT to_regclass(%s) IS NOT NULL", ("affidavit.header",))
+                .fetchone()
+            )
         return bool(found and found[0])
 
     def init_schema(
@@ -157,26 +174,28 @@ class PgStore:
                 (hdr.MAGIC, hdr.FORMAT_VERSION, vault_id, anchor),
             )
             self.replace_slots(slot_bodies)
-            with self.conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO affidavit.audit (n, blob) VALUES (%s, %s)",
-                    list(enumerate(entries, start=1)),
-                )
-                cur.executemany(
-                    "INSERT INTO affidavit.records (rid, seq, state, wkey, blob) "
-                    "VALUES (%s, %s, %s, %s, %s)",
-                    [tuple(r) for r in rows],
-                )
+            numbered = list(enumerate(entries, start=1))
+            records = [tuple(r) for r in rows]
+            with self.conn.cursor() as cur:  # in batches: each one waits within the timeout
+                for start in range(0, max(len(numbered), len(records)), _COPY_BATCH):
+                    cur.executemany(
+                        "INSERT INTO affidavit.audit (n, blob) VALUES (%s, %s)",
+                        numbered[start : start + _COPY_BATCH],
+                    )
+                    cur.executemany(
+                        "INSERT INTO affidavit.records (rid, seq, state, wkey, blob) "
+                        "VALUES (%s, %s, %s, %s, %s)",
+                        records[start : start + _COPY_BATCH],
+                    )
 
     def close(self) -> None:
         """Close the connection (the server rolls back anything unfinished)."""
-        with contextlib.suppress(psycopg.Error):
-            self.conn.close()
+        self._link.close()
 
     def discard(self) -> None:
         """Remove what a create or migration wrote (the database held no vault before it)."""
-        with contextlib.suppress(psycopg.Error):
-            self.conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA_NAME} CASCADE")
+        with contextlib.suppress(psycopg.Error, AffidavitError):
+            self._live().execute(f"DROP SCHEMA IF EXISTS {SCHEMA_NAME} CASCADE")
         self.close()
 
     # -- transactions --------------------------------------------------------------------
@@ -194,34 +213,54 @@ class PgStore:
             return ConflictError(
                 f"the team vault {self.where} changed meanwhile ({detail})", "retry"
             )
-        if isinstance(exc, psycopg.OperationalError):
-            return ExternalError(
-                f"lost the team vault's database {self.where}: {detail}",
-                "check the server, then retry",
-            )
+        unavailable = self._link.failure(exc)
+        if unavailable is not None:
+            return unavailable
         return IntegrityError(
             f"the team vault {self.where} is damaged ({detail})",
             "restore the database from a backup",
         )
 
+    def _live(self) -> TimedConnection:
+        """The connection for the next transaction: a server that hung up since the last
+        one (a restart ends every session) is noticed now and the connection reopened, so
+        the caller's call does not fail on a connection that was already gone."""
+        self.data_version()
+        return self._link.live()
+
     @contextlib.contextmanager
     def write(self) -> Iterator[psycopg.Connection[Any]]:
-        """A write transaction, after every earlier writer on any machine (advisory lock)."""
-        with self._errors(), self.conn.transaction():
-            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            yield self.conn
-            self.conn.execute(f"NOTIFY {CHANNEL}")
+        """A write transaction, after every earlier writer on any machine (advisory lock).
+
+        BEGIN and COMMIT by hand, as in :meth:`read`: psycopg's own transaction block logs a
+        warning for each rollback that cannot reach a lost server, one line per request.
+        """
+        conn = self._live()
+        with self._errors():
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                yield conn
+                conn.execute(f"NOTIFY {CHANNEL}")
+                conn.execute("COMMIT")
+            except BaseException:
+                if not conn.closed:
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
+                raise
 
     @contextlib.contextmanager
     def read(self) -> Iterator[psycopg.Connection[Any]]:
         """A read-only snapshot (REPEATABLE READ): header and rows from the same moment."""
+        conn = self._live()
         with self._errors():
             # one statement, not BEGIN + SET TRANSACTION: a round trip less on every refresh
-            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             try:
-                yield self.conn
+                yield conn
             finally:
-                self.conn.execute("COMMIT")  # after an error PostgreSQL rolls back instead
+                if not conn.closed:
+                    conn.execute("COMMIT")  # after an error PostgreSQL rolls back instead
 
     # -- queries (call inside read() or write()) -----------------------------------------
 
@@ -289,9 +328,11 @@ class PgStore:
         """Append one sealed audit entry."""
         self.conn.execute("INSERT INTO affidavit.audit (n, blob) VALUES (%s, %s)", (n, blob))
 
-    def audit_entries(self) -> Iterator[tuple[int, bytes]]:
-        """Every sealed audit entry in order."""
-        for n, blob in self.conn.execute("SELECT n, blob FROM affidavit.audit ORDER BY n"):
+    def audit_entries(self, after: int = 0) -> Iterator[tuple[int, bytes]]:
+        """The sealed audit entries after number ``after``, in order."""
+        for n, blob in self.conn.execute(
+            "SELECT n, blob FROM affidavit.audit WHERE n > %s ORDER BY n", (after,)
+        ):
             yield int(n), blob if isinstance(blob, bytes) else b""
 
     # -- following other clients ---------------------------------------------------------
@@ -302,12 +343,21 @@ class PgStore:
         Those that arrived during a query were counted by :meth:`_notified`; the rest wait on
         the socket and are read the libpq way (consume input, then take its notifications),
         about 50 times cheaper than psycopg's ``notifies()`` generator for "nothing new".
+        A server that hung up (its goodbye, then end of file) is found here too: the
+        connection is reopened at once, which counts as news (see :meth:`_connected`).
         """
-        if select.select([self.conn.fileno()], [], [], 0)[0]:
-            with self._errors():
-                self.conn.pgconn.consume_input()
-                while self.conn.pgconn.notifies() is not None:
+        conn = self._link.live()
+        try:
+            for _ in range(_READS_PER_LOOK):
+                if not select.select([conn.fileno()], [], [], 0)[0]:
+                    break
+                conn.pgconn.consume_input()
+                while conn.pgconn.notifies() is not None:
                     self._version += 1
+        except psycopg.Error:
+            if not conn.closed:
+                conn.close()
+            self._link.live()  # reopened, or ExternalError while the database is away
         return self._version
 
     def _notified(self, _notify: psycopg.Notify) -> None:
@@ -322,9 +372,10 @@ class PgStore:
         The server's write-ahead log, its replicas and its backups keep what they kept:
         sealed bytes only (see SECURITY.md on what the database administrator holds).
         """
+        conn = self._live()
         with self._errors():
             for table in ("records", "slots"):
-                self.conn.execute(f"VACUUM {SCHEMA_NAME}.{table}")
+                conn.execute(f"VACUUM {SCHEMA_NAME}.{table}")
         return True
 
     def quick_check(self) -> str | None:
@@ -333,8 +384,9 @@ class PgStore:
 
     def size_on_disk(self) -> int:
         """Bytes the four tables take on the server, indexes and TOAST included."""
+        conn = self._live()
         with self._errors():
-            found = self.conn.execute(
+            found = conn.execute(
                 "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c "
                 "JOIN pg_namespace n ON n.oid = c.relnamespace "
                 "WHERE n.nspname = %s AND c.relkind = 'r'",

@@ -349,9 +349,12 @@ class RowFile:
         """Append one sealed audit entry."""
         self.conn.execute("INSERT INTO audit (n, blob) VALUES (?, ?)", (n, blob))
 
-    def audit_entries(self) -> Iterator[tuple[int, bytes]]:
-        """Every sealed audit entry in order (a damaged cell reads as an empty blob)."""
-        for n, blob in self.conn.execute("SELECT n, blob FROM audit ORDER BY n"):
+    def audit_entries(self, after: int = 0) -> Iterator[tuple[int, bytes]]:
+        """The sealed audit entries after number ``after``, in order (a damaged cell reads as
+        an empty blob)."""
+        for n, blob in self.conn.execute(
+            "SELECT n, blob FROM audit WHERE n > ? ORDER BY n", (after,)
+        ):
             if not isinstance(n, int):
                 raise IntegrityError(f"the audit log of {self.path} is damaged", "restore a backup")
             yield n, blob if isinstance(blob, bytes) else b""

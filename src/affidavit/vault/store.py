@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir, write_atomic
 from affidavit.core.errors import ConflictError, InputError, IntegrityError, UnsupportedError
+from affidavit.vault.header import DB_NAME
 from affidavit.vault.rows import HeaderRow, Row, RowFile
 
 if TYPE_CHECKING:
@@ -79,8 +80,8 @@ class RecordStore(Protocol):
     def append_audit(self, n: int, blob: bytes) -> None:
         """Append one sealed audit entry."""
 
-    def audit_entries(self) -> Iterator[tuple[int, bytes]]:
-        """Every sealed audit entry in order."""
+    def audit_entries(self, after: int = 0) -> Iterator[tuple[int, bytes]]:
+        """The sealed audit entries after number ``after`` (all of them by default), in order."""
 
     def data_version(self) -> int:
         """A number that changes when another client committed: the cheap "anything new?"."""
@@ -197,6 +198,15 @@ def create_store(directory: Path, url: str | None) -> RecordStore:
 def new_database(url: str) -> RecordStore:
     """The empty database at ``url`` as a new store (a migration's target)."""
     return _pg().create(check_url(url))
+
+
+def existing_target(target: str) -> RecordStore | None:
+    """The vault already at a migration's target (a database URL or a directory), if any:
+    an earlier copy that was not finished, or a copy of a team's database."""
+    if is_url(target):
+        return _pg().open(target) if holds_vault(target) else None
+    directory = Path(target).expanduser()
+    return RowFile.open(directory) if (directory / DB_NAME).is_file() else None
 
 
 def store_from_env() -> str | None:

@@ -101,7 +101,10 @@ class Vault:
         self._pending: list[Change] = []
         self._listeners: list[Callable[[Change], None]] = []
         self._seq = 0
+        self._audit_n = 0  # the audit entries this view has checked, and the last one's hash
+        self._audit_head = GENESIS
         self._data_version = -1
+        self._refusal: IntegrityError | None = None  # set when the log does not hold
         self.keyfile_path: Path | None = None  # the keyfile this handle was unlocked with
         self._load()
 
@@ -275,6 +278,15 @@ class Vault:
             raise LockedError("this vault handle is closed (locked)", "open the vault again")
         return self._store, self._keys
 
+    def _trusted_parts(self) -> tuple[RecordStore, VaultKeys]:
+        """:meth:`_open_parts` for reads and writes of records: refused (IntegrityError)
+        once the rows were found to differ from what the audit log wrote. Status, audit
+        verify and the audit log stay available, to say what is wrong."""
+        parts = self._open_parts()
+        if self._refusal is not None:
+            raise self._refusal
+        return parts
+
     # -- loading and following the log ---------------------------------------------------
 
     def _load(self) -> None:
@@ -287,15 +299,22 @@ class Vault:
         with store.read():
             anchor = self._anchor(store, keys)
             rows = store.all_rows()
-        top = rows[-1].seq if rows else 0
-        if len(rows) != anchor.rows or top != anchor.seq:
-            raise IntegrityError(
-                f"the vault holds {len(rows)} record rows up to seq {top}, but its header "
-                f"anchors {anchor.rows} up to seq {anchor.seq} (rows removed or rolled back)",
-                "restore the vault from a backup",
-            )
+            top = rows[-1].seq if rows else 0
+            if len(rows) != anchor.rows or top != anchor.seq:
+                raise IntegrityError(
+                    f"the vault holds {len(rows)} record rows up to seq {top}, but its header "
+                    f"anchors {anchor.rows} up to seq {anchor.seq} (rows removed or rolled back)",
+                    "restore the vault from a backup",
+                )
+            try:
+                versions = audit.last_versions(
+                    keys.audit, self.vault_id, store.audit_entries(), (0, GENESIS), anchor
+                )
+                _match_versions(versions, rows)
+            except IntegrityError as exc:
+                self._refusal = exc  # reads and writes refuse; verify_audit names the damage
         self._load_rows(rows, keys.wrap, self.vault_id)
-        self._seq = anchor.seq
+        self._seq, self._audit_n, self._audit_head = anchor.seq, anchor.audit_n, anchor.audit_head
 
     def _load_rows(self, rows: list[Row], wrap: bytes, vault_id: bytes) -> None:
         for row in rows:  # the bulk path of unlock: no listeners yet, fresh dicts
@@ -349,26 +368,47 @@ class Vault:
             listener(change)
         return change
 
-    def _absorb(self, store: RecordStore, keys: VaultKeys, upto: int) -> list[Change]:
-        """Apply other processes' rows after our last seq (call inside a transaction).
+    def _tail(self, store: RecordStore, keys: VaultKeys, anchor: Anchor) -> list[Row]:
+        """Other processes' rows since this view's last seq, each checked against the audit
+        entries written since (call inside a transaction; nothing is applied yet).
 
         A log whose anchor is behind what this handle already applied was rolled back
         (a database restored from an older backup, rows deleted with their audit entries):
-        refused, so no write lands on top of it and the lost records are not hidden.
+        refused, so no write lands on top of it and the lost records are not hidden. So is
+        a tail that differs from what its entries wrote: a record whose newest row was
+        replaced by an older copy (that copy sits below this view's seq, so the tail lacks
+        the version the log recorded).
         """
-        if upto < self._seq:
+        if anchor.seq < self._seq or anchor.audit_n < self._audit_n:
             raise IntegrityError(
-                f"the vault's log went back from seq {self._seq} to seq {upto} (rolled back "
-                "or restored from an older backup)",
+                f"the vault's log went back from seq {self._seq} to seq {anchor.seq} (rolled "
+                "back or restored from an older backup)",
                 "stop writing; find out who restored it, then restore the newest backup",
             )
-        changes = []
-        if upto > self._seq:
-            for row in store.rows_since(self._seq):
-                change = self._apply(row, self._open_row(keys, row))
-                if change is not None:
-                    changes.append(change)
-                self._seq = row.seq
+        if anchor.audit_n == self._audit_n:
+            if (anchor.seq, anchor.audit_head) != (self._seq, self._audit_head):
+                raise IntegrityError(
+                    "the vault's log was replaced by another history of the same length "
+                    "(restored from an older backup and written again)",
+                    "stop writing; find out who restored it, then restore the newest backup",
+                )
+            return []
+        start = (self._audit_n, self._audit_head)
+        try:
+            entries = store.audit_entries(self._audit_n)
+            versions = audit.last_versions(keys.audit, self.vault_id, entries, start, anchor)
+            rows = store.rows_since(self._seq)
+            _match_versions(versions, rows)
+        except IntegrityError as exc:
+            self._refusal = exc  # what RAM holds may be what the damage hides: stop serving it
+            raise
+        return rows
+
+    def _follow(self, keys: VaultKeys, rows: list[Row], anchor: Anchor) -> list[Change]:
+        """Apply a checked tail to RAM (every row opened first: all of it or none of it)."""
+        opened = [(row, self._open_row(keys, row)) for row in rows]
+        changes = [c for row, payload in opened if (c := self._apply(row, payload)) is not None]
+        self._seq, self._audit_n, self._audit_head = anchor.seq, anchor.audit_n, anchor.audit_head
         return changes
 
     def refresh(self) -> list[Change]:
@@ -378,7 +418,7 @@ class Vault:
         from the call that made them). Raises LockedError if the session was locked.
         """
         with self._lock:
-            store, keys = self._open_parts()
+            store, keys = self._trusted_parts()
             if self._session is not None and not self._session.alive():
                 self.close()
                 raise LockedError("the vault was locked", "run `affidavit unlock`")
@@ -386,7 +426,8 @@ class Vault:
             if version != self._data_version:
                 with store.read():
                     anchor = self._anchor(store, keys)
-                    self._pending.extend(self._absorb(store, keys, anchor.seq))
+                    rows = self._tail(store, keys, anchor)
+                self._pending.extend(self._follow(keys, rows, anchor))
                 self._data_version = version
             changes, self._pending = self._pending, []
             return changes
@@ -400,7 +441,7 @@ class Vault:
     def get(self, item_id: str) -> VaultItem:
         """One live record by id; NotFoundError if unknown, forgotten or shredded."""
         with self._lock:
-            self._open_parts()
+            self._trusted_parts()
             item = self._live.get(item_id)
             if item is not None:
                 return item
@@ -414,7 +455,7 @@ class Vault:
     def items(self, kind: str | None = None, namespace: str | None = None) -> Iterator[VaultItem]:
         """Live records, oldest version first, optionally of one kind and namespace."""
         with self._lock:
-            self._open_parts()
+            self._trusted_parts()
             snapshot = list(self._live.values())
         return (
             it
@@ -442,7 +483,7 @@ class Vault:
 
     def _named_get(self, kind: str, name: str) -> VaultItem | None:
         with self._lock:
-            _, keys = self._open_parts()
+            _, keys = self._trusted_parts()
             return self._internal.get(keys.name_id(kind, name))
 
     def status(self) -> VaultStatus:
@@ -746,11 +787,11 @@ class Vault:
     ) -> dict[str, VaultItem]:
         """Run one write transaction: absorb others' rows, plan, write rows + audit + anchor."""
         with self._lock:
-            store, keys = self._open_parts()
+            store, keys = self._trusted_parts()
             rows: list[tuple[Row, _Write]] = []
             with store.write():
                 anchor = self._anchor(store, keys)
-                self._pending.extend(self._absorb(store, keys, anchor.seq))
+                self._pending.extend(self._follow(keys, self._tail(store, keys, anchor), anchor))
                 writes = plan()
                 seq, audit_n, head, count = (
                     anchor.seq,
@@ -791,7 +832,7 @@ class Vault:
                 self._apply(row, w.payload)
                 if w.state == LIVE:
                     result[w.rid] = self._live.get(w.rid) or self._internal[w.rid]
-            self._seq = seq
+            self._seq, self._audit_n, self._audit_head = seq, audit_n, head
             return result
 
     def checkpoint(self) -> None:
@@ -806,6 +847,31 @@ class Vault:
                 "write-ahead log could not be cleared yet",
                 "run `affidavit lock` or close other agents, then `affidavit status`",
             )
+
+
+def _match_versions(versions: Mapping[str, int], rows: Sequence[Row]) -> None:
+    """IntegrityError unless ``rows`` are exactly the versions the audit log wrote last.
+
+    What catches an older copy of a row put back (a record forgotten or shredded since, or
+    updated): the copy is genuine and opens, but the log's last entry for its id names a
+    later sequence number.
+    """
+    for row in rows:
+        want = versions.get(row.rid)
+        if want != row.seq:
+            raise IntegrityError(
+                f"record {row.rid} is not the version its last audit entry wrote (the row "
+                f"says seq {row.seq}, the log {want}): an older copy of the row was put back",
+                "stop writing; restore the newest backup (`affidavit audit verify` shows "
+                "the details)",
+            )
+    if len(versions) != len(rows):
+        missing = sorted(set(versions) - {row.rid for row in rows})[0]
+        raise IntegrityError(
+            f"record {missing} was written at seq {versions[missing]} by its last audit entry, "
+            "but that row is not there (removed, or an older copy put back)",
+            "stop writing; restore the newest backup (`affidavit audit verify` shows the details)",
+        )
 
 
 def _unlock(

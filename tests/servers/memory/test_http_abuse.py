@@ -84,7 +84,10 @@ def test_a_new_callers_first_requests_sent_at_once_are_all_answered(setup: Vault
 
 def _stalls(token: str) -> list[bytes]:
     """What a stalled connection sent before it stopped."""
-    head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    head = (  # the Accept a real client sends, or the SDK answers 406 before reading the body
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\n"
+    )
     return [
         b"",  # connects and says nothing
         head,  # a request head that never ends
