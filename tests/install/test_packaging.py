@@ -2,7 +2,8 @@
 that sdist, a wheel; `twine check` accepts both; the wheel installs into a fresh virtual
 environment with no index at all (its dependencies, the embedding model included, from a
 wheelhouse made beforehand, as on an offline machine), with the tray extra, and the installed
-command runs with semantic recall on.
+command runs with semantic recall on; `pipx install` of the same wheel puts a working
+`affidavit` on pipx's path.
 
 The build runs on a copy of the tracked files, so it leaves nothing in the checkout."""
 
@@ -72,19 +73,32 @@ def test_the_wheel_carries_the_data_files_and_the_entry_points(dist):
     assert {"pyproject.toml", "README.md", "LICENSE"} <= members
 
 
-def test_the_wheel_installs_offline_into_a_fresh_venv_and_runs(dist, tmp_path):
+@pytest.fixture(scope="module")
+def wheelhouse(dist, tmp_path_factory) -> Path:
+    """On a connected machine: every dependency as a file, the tray extra's included (pip's
+    cache makes reruns cheap)."""
+    out = tmp_path_factory.mktemp("wheelhouse")
+    _run([sys.executable, "-m", "pip", "download", "--dest", str(out), f"{_wheel(dist)}[tray]"])
+    return out
+
+
+def _wheel(dist: Path) -> Path:
+    return dist / f"affidavit-{VERSION}-py3-none-any.whl"
+
+
+def _offline_env() -> dict[str, str]:
+    """The offline machine: no pip configuration, so no index but the one given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PIPX_"))}
+    return env | {"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def test_the_wheel_installs_offline_into_a_fresh_venv_and_runs(dist, wheelhouse, tmp_path):
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    wheel = dist / f"affidavit-{VERSION}-py3-none-any.whl"
-    wheelhouse = tmp_path / "wheelhouse"
-    # on a connected machine: every dependency as a file (pip's cache makes reruns cheap)
-    with_tray = f"{wheel}[tray]"  # docs/install.md's tray line: the extra comes along
-    _run([sys.executable, "-m", "pip", "download", "--dest", str(wheelhouse), with_tray])
+    with_tray = f"{_wheel(dist)}[tray]"  # docs/install.md's tray line: the extra comes along
     fresh = tmp_path / "fresh"
     _run([sys.executable, "-m", "venv", str(fresh)])
     pip = [str(fresh / "bin" / "python"), "-m", "pip"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    # on the offline machine: no index at all
+    env = _offline_env()
     _run([*pip, "install", "--no-index", "--find-links", str(wheelhouse), with_tray], env=env)
     listed = _run([*pip, "list", "--format=freeze"], env=env).stdout
     for requirement in [*project["dependencies"], *project["optional-dependencies"]["tray"]]:
@@ -99,3 +113,19 @@ def test_the_wheel_installs_offline_into_a_fresh_venv_and_runs(dist, tmp_path):
     code = "from affidavit.recall.embedder import availability; print(availability()['semantic'])"
     semantic = _run([str(fresh / "bin" / "python"), "-c", code], env=cli_env(home), cwd=home)
     assert semantic.stdout.strip() == "True", semantic.stderr
+
+
+def test_pipx_installs_the_wheel_with_the_command_on_its_path(dist, tmp_path):
+    """docs/install.md's `pipx install dist/...whl`, on a connected machine as written there
+    (pipx itself fetches a current pip for its shared environment): its own environment,
+    `affidavit` in pipx's bin folder (here a temporary one, PIPX_HOME and PIPX_BIN_DIR)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIPX_")} | {
+        "PIPX_HOME": str(tmp_path / "pipx"),
+        "PIPX_BIN_DIR": str(tmp_path / "bin"),
+        "PIPX_MAN_DIR": str(tmp_path / "man"),
+    }
+    _run([sys.executable, "-m", "pipx", "install", str(_wheel(dist))], env=env)
+    home = tmp_path / "home"
+    home.mkdir()
+    version = _run([str(tmp_path / "bin" / "affidavit"), "--version"], env=cli_env(home))
+    assert VERSION in version.stdout

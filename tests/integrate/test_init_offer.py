@@ -86,3 +86,13 @@ def test_print_gives_the_block_to_paste_and_writes_nothing(home):
 def test_print_with_a_client_is_a_usage_error(home):
     done = run_cli(["integrate", "--print", "cursor"], home, env=_env(home))
     assert done.returncode == 2 and "--print" in done.stderr
+
+
+def test_init_offers_only_the_clients_not_wired_yet(home):
+    cursor, _ = _cursor_and_gemini(home)
+    assert run_cli(["integrate", "cursor"], home, env=_env(home)).returncode == 0
+    wired = cursor.read_bytes()
+    done = run_cli(["init", "--integrate"], home, env=_env(home))
+    assert done.returncode == 0, done.stderr
+    assert "gemini: added" in done.stderr and "cursor:" not in done.stderr
+    assert cursor.read_bytes() == wired
