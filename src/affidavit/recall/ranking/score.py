@@ -335,9 +335,9 @@ def rank(
         best = next((i for i in order.tolist() if qualifies[i] and admitted(i)), None)
         if best is None:
             return []  # nothing the question is about
-        top_cosine = max(
-            (float(cosines[i]) for i in order.tolist() if has_vector[i] and admitted(i)),
-            default=None,
+        by_cosine = np.argsort(-cosines, kind="stable").tolist()  # stops at the first admitted
+        top_cosine = next(
+            (float(cosines[i]) for i in by_cosine if has_vector[i] and admitted(i)), None
         )
         keep = totals >= params.RELATIVE_CUT * totals[best]
         if top_cosine is not None:
