@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 )
 @click.option("--pack", type=PATH, help="Bundle this signed pack's read-only server instead.")
 def bundle(trust_args: tuple[str, ...], out: Path | None, pack: Path | None) -> None:
-    """Build a Claude Desktop bundle (.mcpb) of the memory server, or of one signed pack.
+    """A Claude Desktop bundle (.mcpb): the memory server or one pack.
 
     The bundle holds affidavit and its dependencies from this environment (the embedding
     model too, for the memory server), so it runs offline on this platform and Python

@@ -7,7 +7,9 @@ import click
 
 @click.command("tray")
 def tray() -> None:
-    """Show the vault in the system tray: locked or unlocked, the last memories stored, and
+    """The vault in the system tray: its state, last memories, lock.
+
+    The icon shows locked or unlocked; its menu and panel show the last memories stored and
     Lock, Unlock (a passphrase dialog), Open console and Quit.
 
     Needs `pip install 'affidavit[tray]'` and a desktop session. Without a system tray the
