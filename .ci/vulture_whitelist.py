@@ -23,15 +23,20 @@ _.should_exit  # uvicorn's Server, which stops when it is set (console/server.py
 
 # Methods a framework calls on our subclasses.
 _.format_commands  # click.Group: writes the Commands section of --help (cli/lazy.py)
+_.convert  # click.ParamType: turns an argument into its value (cli/params.py)
 
 # Keys of JSON values (TypedDicts): read by whoever receives the JSON (--json, MCP clients).
-superseded_by  # recall/views.py
+superseded_by  # recall/views.py, recall/wire.py
 notice
 truncated
 conflicts
 forgotten
 shredded
-unlinked
+removed
+relation_id  # recall/wire.py, and servers/memory/shapes.py (memory_unlink's argument)
+in_recall
+passed
+search_p50_ms
 indexed
 vector_index
 size_bytes  # vault/status.py

@@ -120,7 +120,7 @@ def _progress() -> Any:
 
 def _in_process(qset: QuestionSet, questions: Sequence[Question], folder: Path) -> Answers:
     """Store and ask through ``Memory`` in this process, in a new vault in ``folder``."""
-    from affidavit.recall import Memory
+    from affidavit.recall import Claim, Memory
     from affidavit.vault import KdfParams, Vault
 
     answers = Answers()
@@ -131,7 +131,7 @@ def _in_process(qset: QuestionSet, questions: Sequence[Question], folder: Path) 
         with _progress() as progress:
             task = progress.add_task("storing", total=len(qset.facts))
             for fact in qset.facts:
-                answers.stored(fact, memory.store(**answers.arguments(fact)))
+                answers.stored(fact, memory.store(Claim.from_json(answers.arguments(fact))))
                 progress.advance(task)
             task = progress.add_task("asking", total=len(questions))
             for q in questions:

@@ -16,7 +16,7 @@ Kept apart from the measuring so the table code can run on a hand-made result
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,7 @@ EXACT_TERM_TARGET = 0.98
 TOP_K = 10
 STRETCH_TARGET = 0.85
 
-PerQuestion = Mapping[str, Mapping[str, Mapping[str, float]]]
+PerQuestion = stats.PerQuestion
 
 
 @dataclass(frozen=True)

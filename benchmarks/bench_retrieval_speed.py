@@ -5,13 +5,17 @@ temporary directory, then runs the real command in a subprocess and times it end
 
     affidavit bench retrieval --corpus corpus.jsonl --queries queries.jsonl
 
-    python benchmarks/bench_retrieval_speed.py [--rows 12000] [--collections 24]
-                                               [--queries-per 20] [--timeout 3600]
+    python benchmarks/bench_retrieval_speed.py [--turns short|long] [--rows N]
+                                               [--collections N] [--queries-per N]
+                                               [--timeout 3600]
 
-Defaults: 12,000 turns in 24 collections (one fresh vault each, 500 turns in sessions of
-about 20 turns with a date each, about 28 tokens a turn as in LoCoMo), 160 queries per
-collection (LoCoMo's ratio of questions to turns); target: under 5 minutes on a 2-core
-machine. The table gives the command's own output, then wall-clock seconds (the target)
+``--turns short`` (the default): 12,000 turns in 24 collections (one fresh vault each, 500
+turns in sessions of about 20 turns with a date each, about 28 tokens a turn as in LoCoMo),
+160 queries per collection (LoCoMo's ratio of questions to turns). ``--turns long``: a chat
+history of 11,800 turns of about 1 kB each (a statement followed by afterthoughts, about 230
+tokens: most turns fill one model window) in one collection, 24 questions (issue 27's
+corpus). Target either way: under 5 minutes on a 2-core machine. The table gives the
+command's own output, then wall-clock seconds (the target)
 and the CPU seconds it used (user + system: steadier than wall clock on a shared machine,
 where other processes take turns on the cores).
 """
@@ -85,19 +89,28 @@ def _fill(rng: random.Random, template: str) -> str:
     )
 
 
-def _turn(rng: random.Random, speaker: str, asks: bool) -> tuple[str, str]:
-    """One chat turn of roughly LoCoMo's length (10-110 tokens, about 30 on average), and
-    what it reports doing (empty for a reply)."""
+#: Characters a long turn is filled to (``--turns long``).
+LONG_TURN = 1000
+
+
+def _turn(rng: random.Random, speaker: str, asks: bool, long: bool) -> tuple[str, str]:
+    """One chat turn of roughly LoCoMo's length (10-110 tokens, about 30 on average), or
+    with ``long`` of about :data:`LONG_TURN` characters, and what it reports doing (empty
+    for a reply)."""
     if asks:
-        return f"{speaker}: {_fill(rng, rng.choice(REPLIES))}", ""
-    did = _fill(rng, rng.choice(ACTIVITIES))
-    extra = rng.sample(AFTERTHOUGHTS, rng.choice([0, 1, 1, 2, 2, 3]))
-    text = " ".join([f"{rng.choice(OPENERS)} {did}.", *(_fill(rng, a) for a in extra)])
-    return f"{speaker}: {text}", did
+        parts, did = [_fill(rng, rng.choice(REPLIES))], ""
+    else:
+        did = _fill(rng, rng.choice(ACTIVITIES))
+        extra = rng.sample(AFTERTHOUGHTS, rng.choice([0, 1, 1, 2, 2, 3]))
+        parts = [f"{rng.choice(OPENERS)} {did}.", *(_fill(rng, a) for a in extra)]
+    while long and sum(len(p) + 1 for p in parts) < LONG_TURN:
+        more = _fill(rng, rng.choice(AFTERTHOUGHTS + REPLIES + ACTIVITIES))
+        parts.append(more if more[-1] in ".?!" else f"I also {more}.")
+    return f"{speaker}: {' '.join(parts)}", did
 
 
 def make_corpus(
-    rows: int, collections: int, queries_per: int, seed: int = 13
+    rows: int, collections: int, queries_per: int, seed: int = 13, *, long: bool = False
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Synthetic chat collections in the generic format, with queries naming their turns."""
     rng = random.Random(seed)
@@ -114,7 +127,7 @@ def make_corpus(
             if t % 20 == 0:
                 day += timedelta(days=rng.randint(3, 20))
             speaker = pair[t % 2]
-            text, did = _turn(rng, speaker, asks=t % 2 == 1)
+            text, did = _turn(rng, speaker, asks=t % 2 == 1, long=long)
             row = {"collection": name, "id": f"{name}:t{t}", "text": text}
             turns.append(row | {"date": day.isoformat(), "group": f"{name}:s{t // 20}"})
             if did:
@@ -138,12 +151,17 @@ def main() -> None:
     from rich.table import Table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=12_000)
-    parser.add_argument("--collections", type=int, default=24)
-    parser.add_argument("--queries-per", type=int, default=160)
+    parser.add_argument("--turns", choices=("short", "long"), default="short")
+    parser.add_argument("--rows", type=int, help="turns (short: 12,000; long: 11,800)")
+    parser.add_argument("--collections", type=int, help="short: 24; long: 1")
+    parser.add_argument("--queries-per", type=int, help="per collection (short: 160; long: 24)")
     parser.add_argument("--timeout", type=float, default=3600, help="give up after (s)")
     args = parser.parse_args()
-    corpus, queries = make_corpus(args.rows, args.collections, args.queries_per)
+    long = args.turns == "long"
+    rows = args.rows or (11_800 if long else 12_000)
+    args.collections = args.collections or (1 if long else 24)
+    args.queries_per = args.queries_per or (24 if long else 160)
+    corpus, queries = make_corpus(rows, args.collections, args.queries_per, long=long)
     with tempfile.TemporaryDirectory(prefix="bench-speed-") as tmp:
         home = Path(tmp)
         paths = {}
@@ -167,17 +185,20 @@ def main() -> None:
     if done.returncode:
         sys.exit(f"bench retrieval failed ({done.returncode}): {done.stderr.strip()}")
     table = Table(title="affidavit bench retrieval, wall clock")
-    for column in ("rows", "collections", "queries", "seconds", "cpu seconds", "target", "ok"):
+    columns = ("rows", "kB of text", "collections", "queries", "seconds", "cpu seconds")
+    for column in (*columns, "target", "ok", "load average"):
         table.add_column(column, justify="right")
     ok = "yes" if seconds <= TARGET_SECONDS else "no"
     table.add_row(
         f"{len(corpus):,}",
+        f"{sum(len(r['text'].encode()) for r in corpus) / 1000:,.0f}",
         str(args.collections),
         str(len(queries)),
         f"{seconds:.1f}",
         f"{cpu:.1f}",
         f"<= {TARGET_SECONDS}",
         ok,
+        " / ".join(f"{x:.1f}" for x in os.getloadavg()),
     )
     console = Console(width=160)
     console.print(done.stdout)

@@ -106,18 +106,19 @@ def _new_vault(directory: Path):
 
 def measure_store(count: int = 200) -> list[Row]:
     """Store with embedding, p50/p95 (ms)."""
+    from affidavit.recall import Claim
     from affidavit.recall.memory import Memory
 
     rng = random.Random(11)
     with tempfile.TemporaryDirectory() as tmp:
         vault = _new_vault(Path(tmp) / "v")
         memory = Memory(vault)
-        memory.store(text="warm-up memory about the kettle", source="bench")
+        memory.store(Claim(text="warm-up memory about the kettle", source="bench"))
         samples = []
         for _ in range(count):
             text = _sentence(rng)
             t0 = time.perf_counter()
-            memory.store(text=text, source="bench")
+            memory.store(Claim(text=text, source="bench"))
             samples.append((time.perf_counter() - t0) * 1000)
         vault.close()
     p50, p95 = _percentiles(samples)

@@ -45,7 +45,7 @@ sys.path[:0] = [str(REPO / "src"), str(REPO)]
 from tests.pg import running_cluster  # noqa: E402
 
 from affidavit.crypto.keyslots import KdfParams  # noqa: E402
-from affidavit.recall import Memory  # noqa: E402
+from affidavit.recall import Claim, Memory  # noqa: E402
 from affidavit.vault import NewItem, Vault  # noqa: E402
 from affidavit.vault import migrate as moving  # noqa: E402
 from vault import ready_child  # noqa: E402 - benchmarks/ is on sys.path
@@ -81,7 +81,7 @@ def _fill(path: Path, size: int) -> None:
         memory = Memory(v)
         for start in range(0, size, 500):
             batch = range(start, min(size, start + 500))
-            memory.store_many([{"text": _text(i), "source": "bench"} for i in batch])
+            memory.store_many([Claim(_text(i), "bench") for i in batch])
             print(f"... filled {min(size, start + 500)}", file=sys.stderr, flush=True)
         v.start_session()
 
@@ -138,7 +138,7 @@ def measure(store: str, path: Path, stores: int, searches: int, size: int) -> li
         rows += _p50_p95(store, "vault put", puts)
         kept: list[float] = []
         for i in range(stores):
-            _timed(kept, lambda i=i: memory.store(text=_text(size + i), source="bench"))
+            _timed(kept, lambda i=i: memory.store(Claim(text=_text(size + i), source="bench")))
         rows += _p50_p95(store, "memory store", kept, 10 if team else None)
         found: list[float] = []
         # questions of the same form, but none asked of the other store in this process: the
@@ -162,7 +162,7 @@ def measure(store: str, path: Path, stores: int, searches: int, size: int) -> li
                     if mode == "search":
                         follower.stdin.write(f"{mode} {word}\n")
                         follower.stdin.flush()
-                        memory.store(text=f"the word of the day is {word}", source="bench")
+                        memory.store(Claim(text=f"the word of the day is {word}", source="bench"))
                     else:
                         follower.stdin.write(f"{mode} {word}\n")
                         follower.stdin.flush()

@@ -7,7 +7,9 @@
 - Dependencies point one way: cli, console, integrate, servers -> planes -> crypto, core
   (``exports``, the chat-export readers, sit beside core: packs build from them).
 - The modules import each other without a cycle (load-time imports; an import inside a
-  function or under ``if TYPE_CHECKING:`` runs later or never).
+  function or under ``if TYPE_CHECKING:`` runs later or never), and without a hidden one
+  through function-level imports either (two modules that need each other are one job split
+  wrong), but for the one cycle still listed in ``HIDDEN_CYCLES``.
 - Each plane's ``__all__`` is exactly what its ``if TYPE_CHECKING:`` block imports (the table
   its lazy ``__getattr__`` reads), and every name resolves.
 """
@@ -178,3 +180,41 @@ def test_no_import_cycle() -> None:
 
     for module in sorted(graph):
         visit(module, ())
+
+
+HIDDEN_CYCLES = {
+    # The embedder starts the per-user model service, which loads the embedder's model: issue
+    # 25 item 6 asks for it to go; it sits in issue 27's embedding work, not yet done.
+    frozenset({"affidavit.recall.embedder", "affidavit.recall.model_service"}),
+}
+
+
+def test_no_hidden_import_cycle_through_function_level_imports() -> None:
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        graph[module] = {
+            target
+            for node in _imports(path, load_time_only=False)
+            for source, name in _targets(node, module)
+            if (target := _resolve(source, name)) in MODULES and target != module
+        }
+    cycles = {
+        frozenset({module, other})
+        for module, targets in graph.items()
+        for other in targets
+        if _reaches(graph, other, module)
+    }
+    assert cycles <= HIDDEN_CYCLES, sorted(map(sorted, cycles - HIDDEN_CYCLES))
+
+
+def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    """True when ``goal`` can be imported, directly or not, from ``start``."""
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt == goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False

@@ -17,7 +17,7 @@ def _one_line(stderr: str) -> str:
 def _recent(home: Path, env: dict[str, str]) -> list[dict[str, object]]:
     done = run_cli(["recent", "--json"], home, env=env)
     assert done.returncode == 0, done.stderr
-    return list(json.loads(done.stdout))
+    return list(json.loads(done.stdout)["results"])
 
 
 def test_reimporting_an_export_without_vectors_is_idempotent(

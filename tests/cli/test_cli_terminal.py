@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from affidavit.recall import Claim, Link
 from tests.support import run_cli
 from tests.vault.conftest import TEST_PASSPHRASE
 
@@ -29,8 +30,8 @@ def _store(home: Path, env: dict[str, str]) -> str:
 
     with Vault.open(Path(env["AFFIDAVIT_VAULT"]), passphrase=TEST_PASSPHRASE) as v:
         memory = Memory(v)
-        made = memory.store(text=TEXT, source=f"chat {TITLE}", tags=[f"t{C1_CSI}"])
-        memory.link(f"grace{TITLE}", "owns", MARKUP, src_id=made["id"])
+        made = memory.store(Claim(text=TEXT, source=f"chat {TITLE}", tags=[f"t{C1_CSI}"]))
+        memory.link(Link(f"grace{TITLE}", "owns", MARKUP, src_id=made["id"]))
         return str(made["id"])
 
 
@@ -56,6 +57,6 @@ def test_get_recent_search_and_relations_show_controls_and_markup_literally(
             assert "␛]52;c;" in out and "␛[8mrm -rf ~␛[0m" in out and "\\x9b31m" in out
 
     exact = json.loads(run_cli(["get", memory_id, "--json"], home, env=env).stdout)
-    assert exact["data"]["text"] == TEXT  # --json stays exact: JSON escapes controls itself
-    listed = json.loads(run_cli(["recent", "--json"], home, env=env).stdout)
+    assert exact["memory"]["text"] == TEXT  # --json stays exact: JSON escapes controls itself
+    listed = json.loads(run_cli(["recent", "--json"], home, env=env).stdout)["results"]
     assert listed[0]["text"] == TEXT and listed[0]["source"] == f"chat {TITLE}"

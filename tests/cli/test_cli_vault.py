@@ -103,7 +103,9 @@ def test_store_get_forget_roundtrip(home: Path, cli_vault: dict[str, str]) -> No
     )
     assert code == 0
     stored = json.loads(out)
-    assert stored["namespace"] == "work" and stored["data"]["tags"] == ["ci", "ports"]
+    assert stored["namespace"] == "work" and stored["status"] == "stored"
+    code, out, _ = cli(["get", stored["id"], "--json"], home, cli_vault)
+    assert json.loads(out)["memory"]["tags"] == ["ci", "ports"]
     code, out, _ = cli(["get", stored["id"]], home, cli_vault)
     assert code == 0 and out.splitlines()[0] == "CI runs on port 8080"
     assert "source: from chat" in out and "tags: ci, ports" in out

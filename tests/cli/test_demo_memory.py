@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.servers.memory.conftest import OFFERED
 from tests.support import run_demo_section
 
 
@@ -16,7 +17,7 @@ def test_demo_two_agents_share_a_vault_and_a_panic_lock_stops_both(
     done = run_demo_section("memory", work, home)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "13 tools each" in out
+    assert f"{len(OFFERED)} tools each" in out
     assert "a batch with a bulleted entry is refused whole" in out
     assert "planner stored 3 memories" in out
     assert "reviewer cannot delete it" in out

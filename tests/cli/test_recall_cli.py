@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from affidavit.recall import NOTICE
 from tests.support import run_cli
 
 
@@ -25,18 +26,21 @@ def test_search_recent_and_expire(home: Path, cli_vault: dict[str, str]) -> None
     nothing = run_cli(["search", "sourdough bread recipe"], home, env=cli_vault)
     assert "no memory matches" in nothing.stdout
     recent = _json(run_cli(["recent", "--limit", "1", "--json"], home, env=cli_vault))
-    assert [r["text"] for r in recent] == ["Alice owns the billing service"]
+    assert [r["text"] for r in recent["results"]] == ["Alice owns the billing service"]
     assert _json(run_cli(["expire", "--json"], home, env=cli_vault)) == {"expired": []}
 
 
 def test_graph_commands(home: Path, cli_vault: dict[str, str]) -> None:
     edge = _json(run_cli(["link", "alice", "owns", "repo-x", "--json"], home, env=cli_vault))
+    edge = edge["relation"]
     rel = _json(run_cli(["relations", "--entity", "ALICE", "--json"], home, env=cli_vault))
     assert [r["id"] for r in rel["relations"]] == [edge["id"]] and rel["truncated"] is False
     shown = run_cli(["relations", "--predicate", "owns"], home, env=cli_vault)
     assert "repo-x" in shown.stdout
+    got = _json(run_cli(["get", edge["id"], "--json"], home, env=cli_vault))
+    assert got == {"relation": edge, "notice": NOTICE}  # get reads a relation through recall too
     gone = _json(run_cli(["unlink", edge["id"], "--json"], home, env=cli_vault))
-    assert gone == {"id": edge["id"], "unlinked": True}
+    assert gone == {"removed": True, "relation_id": edge["id"]}
     missing = run_cli(["unlink", edge["id"]], home, env=cli_vault)
     assert missing.returncode == 3 and missing.stderr.startswith("affidavit: error:")
 
@@ -54,7 +58,7 @@ def test_without_a_model_keyword_recall_still_works(home: Path, cli_vault: dict[
 
 def test_bad_search_input_is_one_clear_line(home: Path, cli_vault: dict[str, str]) -> None:
     done = run_cli(["search", "x", "--top-k", "0"], home, env=cli_vault)
-    assert done.returncode == 2 and "top_k" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "'--top-k'" in done.stderr and "Traceback" not in done.stderr
     done = run_cli(["search", "x", "--since", "yesterday"], home, env=cli_vault)
     assert done.returncode == 2 and "YYYY-MM-DD" in done.stderr
 
@@ -64,7 +68,12 @@ def test_store_takes_the_recall_options(home: Path, cli_vault: dict[str, str]) -
         return run_cli(["store", *args, "--source", "chat"], home, env=cli_vault)
 
     first = _json(store("I prefer tabs over spaces", "--kind", "opinion", "--json"))
-    assert first["status"] == "stored" and first["data"]["kind"] == "opinion"
+    assert first["status"] == "stored" and first["stored"] is True
+
+    def got(item_id: str) -> dict:
+        return _json(run_cli(["get", item_id, "--json"], home, env=cli_vault))["memory"]
+
+    assert got(first["id"])["kind"] == "opinion"
     clash = store("I prefer spaces over tabs now", "--kind", "opinion")
     assert clash.returncode == 4 and first["id"] in clash.stderr and "--supersedes" in clash.stderr
     replaced = _json(
@@ -96,8 +105,9 @@ def test_store_takes_the_recall_options(home: Path, cli_vault: dict[str, str]) -
             "--json",
         )
     )
-    assert timed["data"]["importance"] == 1.0 and timed["data"]["tags"] == ["shop"]
-    assert timed["data"]["discovered"] == "2026-01-02" and timed["data"]["expires"]
+    shown = got(timed["id"])
+    assert shown["importance"] == 1.0 and shown["tags"] == ["shop"]
+    assert shown["discovered"] == "2026-01-02" and shown["expires"]
     again = store("the sale price is 10 euros.")
     assert again.returncode == 0 and again.stdout.strip() == timed["id"]
     assert "duplicate" in again.stderr

@@ -103,7 +103,7 @@ def test_a_correction_from_the_page_supersedes_the_old_memory(
     assert new != old
     assert "Tuesday" in page.inner_text("#supersedes")  # the new page names what it corrects
     got = run_cli(["get", old, "--json"], home, env=vault_env_of)
-    assert json.loads(got.stdout)["data"]["superseded_by"] == new
+    assert json.loads(got.stdout)["memory"]["superseded_by"] == new
     found = search_cli(home, vault_env_of, "when do production deploys happen")
     assert [hit["id"] for hit in found][:1] == [new]
     assert old not in [hit["id"] for hit in found]

@@ -17,7 +17,7 @@ from affidavit.intake import (
     capture_transcript,
     drop,
 )
-from affidavit.recall import Memory, StoreStatus
+from affidavit.recall import Claim, Memory, StoreStatus
 from affidavit.vault import Vault
 from tests.intake.conftest import line
 
@@ -71,7 +71,7 @@ def test_a_candidate_is_not_recalled_until_accepted(
     outcome = accept(memory, candidate.id)
     assert outcome["status"] is StoreStatus.STORED
     (hit,) = memory.search("staging database")["results"]
-    assert hit["id"] == outcome["id"] and hit["namespace"] == "default"
+    assert hit["id"] == outcome["id"] and hit["namespace"] == "user"
     assert hit["source"] == candidate.source and "correction" not in hit["tags"]
     assert candidates(memory) == []
 
@@ -103,7 +103,7 @@ def test_drop_forgets_a_candidate_and_ids_of_memories_are_not_candidates(
     drop(memory, candidate.id)
     assert candidates(memory) == []
     assert list(memory.vault.items(CANDIDATE)) == []
-    stored = memory.store(text="Alice owns billing.", source="test")
+    stored = memory.store(Claim(text="Alice owns billing.", source="test"))
     with pytest.raises(NotFoundError, match="no candidate"):
         drop(memory, str(stored["id"]))
     with pytest.raises(NotFoundError, match="no candidate"):
@@ -116,7 +116,7 @@ def test_one_candidate_is_read_by_its_id_and_a_memory_id_is_not_one(
     capture_transcript(memory, transcript(line("user", "The staging database is db-2.")))
     (waiting,) = candidates(memory)
     assert candidate(memory, waiting.id) == waiting
-    stored = memory.store(text="Alice owns billing.", source="test")
+    stored = memory.store(Claim(text="Alice owns billing.", source="test"))
     for wrong in (str(stored["id"]), "nosuchid"):
         with pytest.raises(NotFoundError, match=f"no candidate memory {wrong}"):
             candidate(memory, wrong)
@@ -125,7 +125,7 @@ def test_one_candidate_is_read_by_its_id_and_a_memory_id_is_not_one(
 def test_a_sentence_already_remembered_is_not_captured_again(
     memory: Memory, transcript: Callable[..., Path]
 ) -> None:
-    memory.store(text="Alice owns billing.", source="earlier")
+    memory.store(Claim(text="Alice owns billing.", source="earlier"))
     report = capture_transcript(
         memory, transcript(line("user", "Alice  owns BILLING. Bob owns QA."))
     )

@@ -77,7 +77,7 @@ def test_secrets_said_in_chat_never_become_candidates_and_the_assistant_is_label
     accepted = run_cli(["review", "accept", theirs["id"], "--json"], home, env=cli_vault)
     assert accepted.returncode == 0, accepted.stderr
     got = run_cli(["get", json.loads(accepted.stdout)["id"], "--json"], home, env=cli_vault)
-    memory = json.loads(got.stdout)["data"]
+    memory = json.loads(got.stdout)["memory"]
     assert memory["tags"] == [ASSISTANT_SAID] and "said by the assistant" in memory["source"]
 
 

@@ -69,7 +69,7 @@ def _refused(outcome: tuple[int, str, int], *words: str) -> None:
 
 def _stored(home: Path, env: dict[str, str]) -> int:
     listed = run_cli(["recent", "--limit", "10", "--json"], home, env=env)
-    return len(json.loads(listed.stdout))
+    return len(json.loads(listed.stdout)["results"])
 
 
 IMPORTS = {

@@ -18,7 +18,7 @@ def _notes(tmp_path: Path, count: int) -> Path:
 
 def _count(home: Path, env: dict[str, str]) -> int:
     listed = run_cli(["recent", "--limit", "1000", "--json"], home, env=env)
-    return len(json.loads(listed.stdout))
+    return len(json.loads(listed.stdout)["results"])
 
 
 def test_dry_run_prints_what_would_be_stored_and_stores_nothing(
@@ -30,7 +30,7 @@ def test_dry_run_prints_what_would_be_stored_and_stores_nothing(
     )
     assert done.returncode == 0, done.stderr
     assert "would store: Shelf 0 holds 0 boxes of screws.  [inventory]" in done.stdout
-    assert "3 claims would be stored in default (dry run)" in done.stdout
+    assert "3 claims would be stored in user (dry run)" in done.stdout  # your own namespace
     assert "skipped 1: a paragraph, not a bullet" in done.stdout
     assert _count(home, env) == 0
 

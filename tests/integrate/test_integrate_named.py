@@ -131,7 +131,7 @@ def test_a_name_that_is_not_affidavits_is_never_taken_or_removed(home, cursor):
         ["integrate", "cursor", "--proxy", "--name", "x"],
         ["integrate", "cursor", "--proxy", "--name", "bad name", "--", "/bin/cat"],
         ["integrate", "cursor", "--proxy", "--name", "x", "--caller", "a", "--", "/bin/cat"],
-        ["integrate", "cursor", "--pack", "/nope", "--proxy", "--name", "x"],
+        ["integrate", "cursor", "--pack", "/", "--proxy", "--name", "x"],  # a path that exists
         ["integrate", "cursor", "--name", "x"],
         ["integrate", "cursor", "--", "/bin/cat"],
         ["integrate", "--remove", "cursor", "--name", "../x"],

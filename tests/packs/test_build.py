@@ -340,6 +340,22 @@ def test_cli_build_and_one_line_errors(tmp_path: Path, home: Path) -> None:
     assert not (tmp_path / "never").exists()
 
 
+def test_cli_build_json_and_a_missing_input_named_by_its_flag(tmp_path: Path, home: Path) -> None:
+    out = tmp_path / "cli-pack"
+    args = ["pack", "build", "--messages", str(SAMPLE_MESSAGES), "--title", SAMPLE_TITLE]
+    done = run_cli([*args, "--records", str(SAMPLE_RECORDS), "--out", str(out), "--json"], home)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["path"] == str(out) and report["records"] == 10
+    assert set(report["files"]) == {fmt.RECORDS, fmt.MEMORY, fmt.README, fmt.SUMS}
+    missing = tmp_path / "records.jsonl"
+    gone = run_cli([*args, "--records", str(missing), "--out", str(tmp_path / "o")], home)
+    assert gone.returncode == NotFoundError.exit_code
+    assert gone.stderr.strip().splitlines() == [
+        f"affidavit: error: --records {missing} does not exist; check the path"
+    ]
+
+
 def test_builds_the_reference_formats_documented_example_byte_for_byte(tmp_path: Path) -> None:
     # The verified-memory format documents this input and the record line it must produce
     # (offsets 48..100, this message_sha256); our builder must agree to the byte.

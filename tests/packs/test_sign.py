@@ -122,6 +122,8 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     [
         ("90d", NOW + timedelta(days=90)),
         ("1825d", NOW + timedelta(days=1825)),
+        ("2w", NOW + timedelta(days=14)),  # the vault's duration grammar, word for word
+        ("1y", NOW.replace(year=NOW.year + 1)),
         ("2027-01-31T00:00:00Z", datetime(2027, 1, 31, tzinfo=UTC)),
     ],
 )
@@ -136,9 +138,9 @@ def test_expires_accepts(text: str, expected: datetime) -> None:
         ("1826d", "more than 1825 days away"),
         ("2020-01-01T00:00:00Z", "is not in the future"),
         ("2040-01-01T00:00:00Z", "more than 1825 days away"),
-        ("90", "neither a number of days"),
-        ("90days", "neither a number of days"),
-        ("2027-02-30T00:00:00Z", "neither a number of days"),
+        ("90", "neither a duration"),
+        ("90days", "neither a duration"),
+        ("2027-02-30T00:00:00Z", "neither a duration"),
     ],
 )
 def test_expires_refuses(text: str, message: str) -> None:
@@ -278,3 +280,35 @@ def test_signing_through_ssh_agent_without_the_private_key_file(
     finally:
         agent.terminate()
         agent.wait(timeout=30)
+
+
+def test_sign_json_reads_the_vault_duration_grammar_and_names_the_fingerprint(
+    home: Path, tmp_path: Path, ssh_key: SshKey
+) -> None:
+    out = tmp_path / "signed"
+    done = run_cli(
+        sign_args(write_pack(tmp_path / "pack"), ssh_key.private, out, "--expires", "2w", "--json"),
+        home,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["path"] == str(out) and report["sequence"] is None
+    assert report["fingerprint"] == ssh_key.fingerprint
+    assert report["pin"] == f"--trusted-fingerprint {ssh_key.fingerprint}"
+    span = fmt.parse_utc(report["expires"]) - fmt.parse_utc(report["created"])
+    assert span == timedelta(weeks=2)  # 2w, as `store --expires 2w` reads it
+    assert json.loads((out / fmt.PACK_JSON).read_text())["expires_utc"] == report["expires"]
+
+
+def test_a_missing_pack_or_key_is_not_found_and_names_the_flag(
+    home: Path, tmp_path: Path, ssh_key: SshKey
+) -> None:
+    pack = write_pack(tmp_path / "pack")
+    for args, flag, path in (
+        (sign_args(tmp_path / "nope", ssh_key.private, tmp_path / "o"), "--pack", "nope"),
+        (sign_args(pack, tmp_path / "nokey", tmp_path / "o"), "--key", "nokey"),
+    ):
+        done = run_cli([*args, "--expires", "9d"], home)
+        assert done.returncode == 3, done.stderr
+        assert f"{flag} {tmp_path / path} does not exist" in done.stderr
+        assert done.stderr.count("affidavit: error:") == 1 and done.stderr.count("\n") == 1

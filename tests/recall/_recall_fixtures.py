@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from affidavit.recall import Claim
 from affidavit.recall.embedder import shared_embedder
 from affidavit.recall.memory import Memory
 from affidavit.vault import Vault
@@ -31,6 +32,6 @@ def keyword_memory(vault: Vault) -> Memory:
 def store(m: Memory, text: str, **fields: object) -> str:
     """Store one memory with a default source; return its id."""
     fields.setdefault("source", "test")
-    result = m.store(text=text, **fields)
+    result = m.store(Claim(text=text, **fields))
     assert result["status"] == "stored", result
     return str(result["id"])

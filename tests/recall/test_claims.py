@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from affidavit.core.errors import InputError
-from affidavit.recall.claims import build_claim, check_claim
+from affidavit.recall.claims import Claim, check_claim
 from affidavit.recall.lifecycle import is_expired, parse_expires
 
 
@@ -36,23 +36,40 @@ def test_the_claim_limit_is_configurable_and_whitespace_is_folded() -> None:
 
 def test_source_is_required_and_fields_are_checked() -> None:
     with pytest.raises(InputError, match="needs a non-empty 'source'"):
-        build_claim({"text": "a fact"})
+        Claim.from_json({"text": "a fact"})
     with pytest.raises(InputError, match="unknown field 'colour'"):
-        build_claim({"text": "a fact", "source": "s", "colour": "red"})
+        Claim.from_json({"text": "a fact", "source": "s", "colour": "red"})
     with pytest.raises(InputError, match="kind must be"):
-        build_claim({"text": "a fact", "source": "s", "kind": "rumour"})
+        Claim.from_json({"text": "a fact", "source": "s", "kind": "rumour"})
     with pytest.raises(InputError, match="importance"):
-        build_claim({"text": "a fact", "source": "s", "importance": "high"})
+        Claim.from_json({"text": "a fact", "source": "s", "importance": "high"})
     with pytest.raises(InputError, match="discovered"):
-        build_claim({"text": "a fact", "source": "s", "discovered": "last tuesday"})
+        Claim.from_json({"text": "a fact", "source": "s", "discovered": "last tuesday"})
     with pytest.raises(InputError, match="supersedes"):
-        build_claim({"text": "a fact", "source": "s", "supersedes": "abc"})
+        Claim.from_json({"text": "a fact", "source": "s", "supersedes": "abc"})
+
+
+def test_a_claim_is_checked_when_made_and_names_where_it_came_from() -> None:
+    with pytest.raises(InputError, match=r"^facts\[2\]: a memory cannot contain a list"):
+        Claim.from_json({"text": "- a\n- b", "source": "s"}, "facts[2]: ")
+    with pytest.raises(InputError, match="namespace"):
+        Claim("a fact", "s", namespace="no spaces")
+    claim = Claim("  a   fact  ", " chat ", tags=["Ops"], supersedes=[])
+    assert (claim.text, claim.source, claim.tags, claim.supersedes) == (
+        "a fact",
+        "chat",
+        ("ops",),
+        (),
+    )
+    assert claim.namespace is None  # the caller's own, decided by Memory
+    with pytest.raises(AttributeError):
+        claim.text = "changed"  # type: ignore[misc]
 
 
 def test_importance_is_clamped_and_tags_normalised() -> None:
-    assert build_claim({"text": "t", "source": "s", "importance": 7}).importance == 1.0
-    assert build_claim({"text": "t", "source": "s", "importance": -1}).importance == 0.0
-    claim = build_claim({"text": "t", "source": "s", "tags": ["Ops", "ops", " infra "]})
+    assert Claim.from_json({"text": "t", "source": "s", "importance": 7}).importance == 1.0
+    assert Claim.from_json({"text": "t", "source": "s", "importance": -1}).importance == 0.0
+    claim = Claim.from_json({"text": "t", "source": "s", "tags": ["Ops", "ops", " infra "]})
     assert claim.tags == ("ops", "infra")
 
 

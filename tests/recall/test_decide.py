@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from affidavit.recall import Claim
 from affidavit.recall.decide import says_the_same
 from affidavit.recall.memory import Memory
 from tests.recall import _recall_fixtures as fx
@@ -40,8 +41,8 @@ SAME = [
 
 @pytest.mark.parametrize(("first", "second"), DIFFERENT)
 def test_a_different_fact_is_stored_with_the_model(memory: Memory, first: str, second: str) -> None:
-    assert memory.store(text=first, source="chat")["status"] == "stored"
-    assert memory.store(text=second, source="chat")["status"] == "stored"
+    assert memory.store(Claim(text=first, source="chat"))["status"] == "stored"
+    assert memory.store(Claim(text=second, source="chat"))["status"] == "stored"
     assert len(list(memory.vault.items("memory"))) == 2
 
 
@@ -49,21 +50,21 @@ def test_a_different_fact_is_stored_with_the_model(memory: Memory, first: str, s
 def test_a_different_fact_is_stored_without_the_model(
     keyword_memory: Memory, first: str, second: str
 ) -> None:
-    assert keyword_memory.store(text=first, source="chat")["status"] == "stored"
-    assert keyword_memory.store(text=second, source="chat")["status"] == "stored"
+    assert keyword_memory.store(Claim(text=first, source="chat"))["status"] == "stored"
+    assert keyword_memory.store(Claim(text=second, source="chat"))["status"] == "stored"
 
 
 @pytest.mark.parametrize(("first", "second"), DIFFERENT)
 def test_a_batch_keeps_two_different_facts(memory: Memory, first: str, second: str) -> None:
-    done = memory.store_many([{"text": first, "source": "s"}, {"text": second, "source": "s"}])
+    done = memory.store_many([Claim(first, "s"), Claim(second, "s")])
     assert [d["status"] for d in done] == ["stored", "stored"]
 
 
 @pytest.mark.parametrize(("first", "second"), SAME)
 def test_the_same_fact_said_again_is_a_duplicate(memory: Memory, first: str, second: str) -> None:
-    kept = memory.store(text=first, source="chat")["id"]
-    again = memory.store(text=second, source="chat")
-    assert again == {"id": kept, "status": "duplicate", "superseded": []}
+    kept = memory.store(Claim(text=first, source="chat"))["id"]
+    again = memory.store(Claim(text=second, source="chat"))
+    assert again == {"id": kept, "status": "duplicate", "namespace": "user", "superseded": []}
 
 
 @pytest.mark.parametrize(("first", "second"), DIFFERENT)
@@ -99,7 +100,7 @@ def test_the_cli_stores_both_sides_of_a_swapped_fact(home: Path, cli_vault: dict
 
 def test_two_turns_that_say_the_same_are_two_turns(memory: Memory) -> None:
     def status(**fields: object) -> str:
-        return str(memory.store(text="Yes, that works.", source="chat", **fields)["status"])
+        return str(memory.store(Claim(text="Yes, that works.", source="chat", **fields))["status"])
 
     assert status(thread="c1", turn=1) == "stored"
     assert status(thread="c1", turn=3) == "stored"  # a later turn of the same chat

@@ -66,6 +66,41 @@ def test_single_text_path_matches_the_padded_batch_path(model: emb.Embedder) -> 
         assert np.array_equal(model.embed_query(text), windows[0])
 
 
+def test_bulk_batches_hold_every_window_once_within_their_bounds() -> None:
+    lengths = [3, 256, 40, 40, 12, 256, 90, 7, 7, 7, 130, 33] * 9
+    batches = emb.length_batches(lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        widest = max(lengths[i] for i in batch)
+        assert len(batch) <= emb.BATCH_ROWS
+        assert len(batch) == 1 or len(batch) * widest <= emb.BATCH_TOKENS
+    firsts = [max(lengths[i] for i in b) for b in batches]
+    assert firsts == sorted(firsts, reverse=True)  # the long ones first, the short ones last
+
+
+def test_bulk_path_embeds_each_window_once_and_matches_single_windows(
+    model: emb.Embedder,
+) -> None:
+    """Many batches on two threads, a repeated text, long texts: every vector is the one the
+    window gets alone, bit for bit, and a repeated window reaches the model once."""
+    seen: list[list[int]] = []
+
+    def counting(batch: list[list[int]]) -> np.ndarray:
+        seen.extend(batch)
+        return model._model(batch)
+
+    bulk = emb.Embedder(locate(TOKENIZER_FILE), counting)
+    texts = [f"note {i}: the kettle on shelf {i * 7} is " + "very " * (i % 40) for i in range(60)]
+    texts += ["the same text twice"] * 2 + [" ".join(f"w{i}" for i in range(700))]
+    out = bulk.embed_windows(texts)
+    windows = [w for t in texts for w in bulk.windows(t)]
+    assert len(seen) == len({tuple(w) for w in windows}) == len(windows) - 1
+    assert np.array_equal(out[60], out[61])
+    for text, vectors in zip(texts, out, strict=True):
+        alone = np.stack([model._model([w])[0] for w in bulk.windows(text)])
+        assert np.array_equal(vectors, alone)
+
+
 def test_vector_bytes_round_trip(model: emb.Embedder) -> None:
     windows = model.embed_windows(["one window", "x " * 600])[1]
     back = vector_from_bytes(vector_to_bytes(windows))

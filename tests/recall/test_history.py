@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from affidavit.core.errors import NotFoundError
+from affidavit.recall import Claim
 from affidavit.recall.memory import Memory
 from tests.recall import _recall_fixtures as fx
 from tests.recall._recall_fixtures import store
@@ -48,14 +49,16 @@ def test_history_walks_corrections_both_ways_and_names_the_writes(memory: Memory
 def test_history_lists_re_affirmations_and_live_conflicts(memory: Memory) -> None:
     tabs = store(memory, "I prefer tabs over spaces for indentation", kind="opinion")
     again = memory.store(
-        text="I prefer tabs over spaces for indentation", source="chat", kind="opinion"
+        Claim(text="I prefer tabs over spaces for indentation", source="chat", kind="opinion")
     )
     assert again["status"] == "reaffirmed"
     rival = memory.store(
-        text="I prefer spaces over tabs for indentation",
-        source="chat",
-        kind="opinion",
-        supersedes=[],
+        Claim(
+            text="I prefer spaces over tabs for indentation",
+            source="chat",
+            kind="opinion",
+            supersedes=[],
+        ),
     )
     assert rival["status"] == "stored"
     history = memory.history(tabs)

@@ -55,12 +55,17 @@ _IMPORTER = textwrap.dedent(
     from affidavit.vault import Vault
     from affidavit.recall.memory import Memory
 
-    memory = Memory(Vault.open(Path(sys.argv[1])), embedder=None)
-    rows = [{"id": f"r{i}", "text": f"turn {i} about the kettle"} for i in range(int(sys.argv[2]))]
+    path, count, phase = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    memory = Memory(Vault.open(path), **({} if phase == "embedding" else {"embedder": None}))
+    acknowledged = [{"id": f"a{i}", "text": f"kept note {i} on the shelf"} for i in range(5)]
+    memory.import_rows(acknowledged)
+    print("acknowledged", flush=True)
+    rows = [{"id": f"r{i}", "text": f"turn {i} about the kettle"} for i in range(count)]
 
-    def tick(*report):
-        print("tick", *report, flush=True)
-        time.sleep(30)  # killed here
+    def tick(now, *report):
+        if now == phase:
+            print("tick", now, *report, flush=True)
+            time.sleep(30)  # killed here
 
     memory.import_rows(rows, progress=tick)
     print("done", flush=True)
@@ -68,24 +73,31 @@ _IMPORTER = textwrap.dedent(
 )
 
 
-def test_a_kill_during_the_import_leaves_none_of_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("phase", ["embedding", "sealing"])
+def test_a_kill_during_the_import_leaves_none_of_it(tmp_path: Path, phase: str) -> None:
+    """kill -9 while the model embeds the batch (on its bulk threads) or while it is being
+    sealed: the memories acknowledged before are all there, none of the batch is, the audit
+    chain verifies, and the same import then stores the whole batch."""
     path = tmp_path / "vault"
     create_test_vault(path).close()
     env = cli_env(tmp_path, vault_env(path, tmp_path / "run"))
     child = subprocess.Popen(
-        [sys.executable, "-c", _IMPORTER, str(path), str(ROWS)],
+        [sys.executable, "-c", _IMPORTER, str(path), str(ROWS), phase],
         env=env,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert child.stdout is not None
+    assert child.stdout.readline().strip() == "acknowledged"
     first = child.stdout.readline()
-    assert first.startswith("tick"), first
+    assert first.startswith(f"tick {phase}"), first
     os.kill(child.pid, signal.SIGKILL)
     assert child.wait(timeout=30) == -signal.SIGKILL
     vault = Vault.open(path, passphrase=TEST_PASSPHRASE)
     try:
-        assert len(list(vault.items("memory"))) in (0, ROWS)
+        assert sorted(it.id for it in vault.items("memory")) == [f"a{i}" for i in range(5)]
         assert vault.verify_audit().ok
+        assert Memory(vault, embedder=None).import_rows(_rows()) == ROWS
+        assert len(list(vault.items("memory"))) == ROWS + 5
     finally:
         vault.close()

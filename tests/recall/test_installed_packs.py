@@ -11,7 +11,7 @@ import pytest
 
 from affidavit.core.errors import NotFoundError, PolicyError
 from affidavit.packs import PackRefused, TrustOptions, sign_pack
-from affidavit.recall import Memory, installed_packs
+from affidavit.recall import Claim, Memory, installed_packs
 from tests.packs._build_fixtures import build_sample
 from tests.packs.conftest import make_key
 
@@ -43,10 +43,10 @@ def test_install_seals_the_proof_and_search_finds_records_beside_memories(vault,
     assert [p.name for p in installed_packs.installed(vault)] == ["library"]
 
     memory = _memory(vault)
-    memory.store(text="The key box code of the library was told to Ada.", source="user")
+    memory.store(Claim(text="The key box code of the library was told to Ada.", source="user"))
     found = memory.search("key box code")
     by_ns = {hit["namespace"] for hit in found["results"]}
-    assert by_ns == {"pack:library", "default"}
+    assert by_ns == {"pack:library", "user"}  # the caller's own namespace (ADR 161)
     hit = next(h for h in found["results"] if h["namespace"] == "pack:library")
     assert hit["id"].startswith("pack:library:M-")
     assert hit["pack"]["signature"] == "verified" and hit["pack"]["sequence"] == 7
@@ -54,8 +54,8 @@ def test_install_seals_the_proof_and_search_finds_records_beside_memories(vault,
     assert hit["pack"]["fingerprint"] == done.fingerprint
     assert memory.get_memory(hit["id"])["text"] == hit["text"]
     assert "warnings" not in found
-    only_mine = memory.search("key box code", namespaces=["default"])
-    assert {h["namespace"] for h in only_mine["results"]} == {"default"}
+    only_mine = memory.search("key box code", namespaces=["user"])
+    assert {h["namespace"] for h in only_mine["results"]} == {"user"}
     assert [p["name"] for p in memory.status()["packs"]] == ["library"]
 
 
@@ -65,7 +65,7 @@ def test_pack_records_are_read_only(vault, signed):
     memory = _memory(vault)
     hit = memory.search("key box code")["results"][0]
     with pytest.raises(PolicyError, match="read-only"):
-        memory.store(text="The key box code is 0000.", source="me", namespace="pack:library")
+        memory.store(Claim(text="The key box code is 0000.", source="me", namespace="pack:library"))
     with pytest.raises(PolicyError, match="read-only"):
         memory.forget(hit["id"])
     assert memory.get_memory(hit["id"])["id"] == hit["id"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from affidavit.core.errors import InputError, NotFoundError, UsageError
-from affidavit.recall import Memory, maintenance
+from affidavit.recall import Claim, Memory, maintenance
 from affidavit.recall.memory import MODEL_SETTING
 from affidavit.vault import NewItem
 from tests.recall import _recall_fixtures as fx
@@ -20,9 +20,11 @@ LONG = (
 
 def test_retag_renames_and_merges_in_one_batch(vault):
     m = Memory(vault, embedder=None)
-    a = m.store(text="The CI runners live in Frankfurt.", source="x", tags=["infra"])["id"]
-    b = m.store(text="The pager rota changes weekly.", source="x", tags=["infra", "ops"])["id"]
-    c = m.store(text="Lunch is at noon.", source="x", tags=["food"])["id"]
+    a = m.store(Claim(text="The CI runners live in Frankfurt.", source="x", tags=["infra"]))["id"]
+    b = m.store(Claim(text="The pager rota changes weekly.", source="x", tags=["infra", "ops"]))[
+        "id"
+    ]
+    c = m.store(Claim(text="Lunch is at noon.", source="x", tags=["food"]))["id"]
     seq = vault.seq
     done = maintenance.retag(m, "INFRA", "ops")
     assert done == {"old": "infra", "new": "ops", "retagged": sorted([a, b])}
@@ -37,7 +39,7 @@ def test_retag_renames_and_merges_in_one_batch(vault):
 def test_atomize_splits_reviewed_claims_into_corrections(vault):
     vault.set_setting("max_memory_chars", 400)
     m = Memory(vault, embedder=None)
-    original = m.store(text=LONG, source="meeting notes", tags=["lantern"])["id"]
+    original = m.store(Claim(text=LONG, source="meeting notes", tags=["lantern"]))["id"]
     plan = maintenance.plan_atomize(m, original)
     assert plan.pieces == (
         "The Lantern team met on Monday.",
@@ -51,7 +53,7 @@ def test_atomize_splits_reviewed_claims_into_corrections(vault):
     hit = m.search("who owns the staging database")["results"][0]
     assert hit["text"] == "Priya owns the staging database now."
     assert hit["tags"] == ["lantern"] and "atomized from" in hit["source"]
-    single = m.store(text="Backups are encrypted.", source="x")["id"]
+    single = m.store(Claim(text="Backups are encrypted.", source="x"))["id"]
     with pytest.raises(InputError, match="one claim already"):
         maintenance.plan_atomize(m, single)
     with pytest.raises(NotFoundError):
@@ -90,21 +92,21 @@ def test_auto_expire_off_keeps_expired_memories_until_expire(vault):
     m = Memory(vault, embedder=None)
     maintenance.set_setting(m, "auto_expire", "off")
     old = _expired(vault, "The door code is 1234.")
-    m.store(text="The gate code is 5678.", source="x")
+    m.store(Claim(text="The gate code is 5678.", source="x"))
     assert vault.get(old).id == old  # not forgotten by the write
     with pytest.raises(NotFoundError, match="expired"):
         m.get_memory(old)  # but hidden from reads
     assert m.expire() == {"expired": [old]}
     maintenance.set_setting(m, "auto_expire", "on")
     again = _expired(vault, "The shed code is 42.")
-    m.store(text="The bike lock code is 99.", source="x")
+    m.store(Claim(text="The bike lock code is 99.", source="x"))
     with pytest.raises(NotFoundError):
         vault.get(again)
 
 
 def test_reindex_without_a_model_rebuilds_and_refuses_re_embed(vault):
     m = Memory(vault, embedder=None)
-    m.store(text="The kiln fires on Thursdays.", source="x")
+    m.store(Claim(text="The kiln fires on Thursdays.", source="x"))
     done = maintenance.reindex(m)
     assert done == {"re_embedded": 0, "model": None, "previous_model": None, "indexed": 1}
     with pytest.raises(UsageError, match="--re-embed needs the embedding model"):
@@ -114,8 +116,8 @@ def test_reindex_without_a_model_rebuilds_and_refuses_re_embed(vault):
 
 def test_the_model_is_recorded_and_a_changed_model_means_re_embedding(memory):
     vault = memory.vault
-    kiln = memory.store(text="The kiln fires on Thursdays.", source="x")["id"]
-    memory.store(text="The glaze store is in the basement.", source="x")
+    kiln = memory.store(Claim(text="The kiln fires on Thursdays.", source="x"))["id"]
+    memory.store(Claim(text="The glaze store is in the basement.", source="x"))
     recorded = vault.get_setting(MODEL_SETTING)
     assert recorded == {"id": "all-MiniLM-L6-v2-int8", "sha256": recorded["sha256"]}
     unchanged = maintenance.reindex(memory)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from affidavit.core.errors import InputError, NotFoundError
+from affidavit.recall import Claim
 from affidavit.recall.memory import Memory
 from affidavit.vault import NewItem, Vault
 from tests.recall import _recall_fixtures as fx
@@ -28,9 +29,9 @@ def day(offset: int) -> str:
 
 def test_near_duplicate_returns_the_existing_id(memory: Memory) -> None:
     first = store(memory, "The deploy script lives at tools/deploy.sh")
-    again = memory.store(text="the deploy script lives at tools/deploy.sh.", source="chat")
-    assert again == {"id": first, "status": "duplicate", "superseded": []}
-    other = memory.store(text="The deploy script lives at tools/deploy2.sh", source="chat")
+    again = memory.store(Claim(text="the deploy script lives at tools/deploy.sh.", source="chat"))
+    assert again == {"id": first, "status": "duplicate", "namespace": "user", "superseded": []}
+    other = memory.store(Claim(text="The deploy script lives at tools/deploy2.sh", source="chat"))
     assert other["status"] == "stored"  # a different path is a different fact
     assert len(list(memory.vault.items("memory"))) == 2
 
@@ -38,23 +39,26 @@ def test_near_duplicate_returns_the_existing_id(memory: Memory) -> None:
 def test_duplicate_without_a_model_is_word_overlap(keyword_memory: Memory) -> None:
     first = store(keyword_memory, "Deploys run every Friday afternoon")
     assert (
-        keyword_memory.store(text="deploys run every friday afternoon!", source="s")["id"] == first
+        keyword_memory.store(Claim(text="deploys run every friday afternoon!", source="s"))["id"]
+        == first
     )
 
 
 def test_a_similar_opinion_conflicts_then_supersedes(memory: Memory) -> None:
     old = store(memory, "I prefer tabs over spaces for indentation", kind="opinion")
     clash = memory.store(
-        text="I prefer spaces over tabs for indentation now", source="chat", kind="opinion"
+        Claim(text="I prefer spaces over tabs for indentation now", source="chat", kind="opinion")
     )
     assert clash["status"] == "conflict" and clash["id"] is None
     assert [c["id"] for c in clash["conflicts"]] == [old]
     assert len(list(memory.vault.items("memory"))) == 1  # nothing stored
     new = memory.store(
-        text="I prefer spaces over tabs for indentation now",
-        source="chat",
-        kind="opinion",
-        supersedes=[old],
+        Claim(
+            text="I prefer spaces over tabs for indentation now",
+            source="chat",
+            kind="opinion",
+            supersedes=[old],
+        ),
     )
     assert new["status"] == "stored" and new["superseded"] == [old]
     assert ids(memory.search("tabs or spaces for indentation")) == [new["id"]]
@@ -64,10 +68,12 @@ def test_a_similar_opinion_conflicts_then_supersedes(memory: Memory) -> None:
 def test_supersedes_empty_keeps_both_opinions(memory: Memory) -> None:
     old = store(memory, "Dark mode is easier on the eyes", kind="opinion")
     both = memory.store(
-        text="Dark mode is easier on my eyes at night",
-        source="chat",
-        kind="opinion",
-        supersedes=[],
+        Claim(
+            text="Dark mode is easier on my eyes at night",
+            source="chat",
+            kind="opinion",
+            supersedes=[],
+        ),
     )
     assert both["status"] == "stored"
     assert set(ids(memory.search("is dark mode easier on the eyes", top_k=5))) == {old, both["id"]}
@@ -77,7 +83,9 @@ def test_restating_an_opinion_reaffirms_its_date(memory: Memory) -> None:
     old = store(memory, "Pytest is nicer than unittest", kind="opinion")
     before = memory.get_memory(old)["affirmed"]
     seq = memory.vault.seq
-    again = memory.store(text="pytest is nicer than unittest.", source="chat", kind="opinion")
+    again = memory.store(
+        Claim(text="pytest is nicer than unittest.", source="chat", kind="opinion")
+    )
     assert again["status"] == "reaffirmed" and again["id"] == old
     assert memory.vault.seq == seq + 1  # one new version, no new record
     assert memory.get_memory(old)["affirmed"] >= before
@@ -86,13 +94,15 @@ def test_restating_an_opinion_reaffirms_its_date(memory: Memory) -> None:
 
 def test_supersedes_on_a_fact_is_a_correction(memory: Memory) -> None:
     wrong = store(memory, "The office door code is 4412")
-    right = memory.store(text="The office door code is 4413", source="chat", supersedes=[wrong])
+    right = memory.store(
+        Claim(text="The office door code is 4413", source="chat", supersedes=[wrong])
+    )
     assert ids(memory.search("office door code")) == [right["id"]]
     assert memory.get_memory(wrong)["superseded_by"] == right["id"]
     with pytest.raises(InputError, match="already superseded"):
-        memory.store(text="The office door code is 9999", source="s", supersedes=[wrong])
+        memory.store(Claim(text="The office door code is 9999", source="s", supersedes=[wrong]))
     with pytest.raises(InputError, match="supersedes nope"):
-        memory.store(text="Another fact entirely", source="s", supersedes=["nope"])
+        memory.store(Claim(text="Another fact entirely", source="s", supersedes=["nope"]))
 
 
 def test_a_write_whose_amendment_fails_stores_nothing(memory: Memory) -> None:
@@ -117,9 +127,9 @@ def test_one_batch_cannot_supersede_a_memory_twice(memory: Memory) -> None:
     ]
     before = memory.vault.seq
     with pytest.raises(InputError, match=r"item 1: .* superseded by item 0"):
-        memory.store_many(batch)
+        memory.store_many([Claim.from_json(fields) for fields in batch])
     assert memory.vault.seq == before
-    assert "superseded_by" not in memory.get_memory(old)
+    assert memory.get_memory(old)["superseded_by"] is None
 
 
 def test_expired_memories_leave_reads_and_are_swept_on_the_next_write(memory: Memory) -> None:
@@ -136,7 +146,7 @@ def test_expired_memories_leave_reads_and_are_swept_on_the_next_write(memory: Me
     memory.search("sale")
     memory.recent()
     assert vault.seq == seq  # reads write nothing, not even the sweep
-    memory.store(text="Unrelated new fact about lunch", source="s")
+    memory.store(Claim(text="Unrelated new fact about lunch", source="s"))
     with pytest.raises(NotFoundError, match="forgotten"):
         vault.get(gone)
 
@@ -158,7 +168,7 @@ def test_quarantined_memory_carries_a_warning_on_every_recall(memory: Memory) ->
 
 def test_recent_lists_newest_first_without_superseded(memory: Memory) -> None:
     a = store(memory, "First fact about the build")
-    b = memory.store(text="Corrected fact about the build", source="s", supersedes=[a])["id"]
+    b = memory.store(Claim(text="Corrected fact about the build", source="s", supersedes=[a]))["id"]
     c = store(memory, "Third fact about lunch")
     assert [r["id"] for r in memory.recent(5)] == [c, b]
     assert [r["id"] for r in memory.recent(1)] == [c]
@@ -166,13 +176,13 @@ def test_recent_lists_newest_first_without_superseded(memory: Memory) -> None:
 
 def test_store_many_validates_everything_before_storing(memory: Memory) -> None:
     with pytest.raises(InputError, match="item 1: a memory needs a non-empty 'source'"):
-        memory.store_many([{"text": "good one", "source": "s"}, {"text": "no source"}])
+        Claim.from_json({"text": "no source"}, "item 1: ")  # the edge reads each claim first
+    too_long = Claim("y" * 300, "s")  # within the shape rules; the vault's limit is 200
+    with pytest.raises(InputError, match="item 1: a memory holds one claim of at most 200"):
+        memory.store_many([Claim("good one", "s"), too_long])
     assert list(memory.vault.items("memory")) == []
     done = memory.store_many(
-        [
-            {"text": "Alpha owns the billing repo", "source": "s"},
-            {"text": "Beta owns the search repo", "source": "s"},
-        ]
+        [Claim("Alpha owns the billing repo", "s"), Claim("Beta owns the search repo", "s")]
     )
     assert [d["status"] for d in done] == ["stored", "stored"]
 
@@ -215,9 +225,9 @@ def test_unlocking_never_re_embeds(memory: Memory, tmp_path: Path) -> None:
 def test_a_batch_that_repeats_itself_stores_once(memory: Memory) -> None:
     done = memory.store_many(
         [
-            {"text": "The VPN endpoint is vpn.example.net", "source": "s"},
-            {"text": "the VPN endpoint is vpn.example.net.", "source": "s"},
-            {"text": "The VPN endpoint is vpn2.example.net", "source": "s"},
+            Claim("The VPN endpoint is vpn.example.net", "s"),
+            Claim("the VPN endpoint is vpn.example.net.", "s"),
+            Claim("The VPN endpoint is vpn2.example.net", "s"),
         ]
     )
     assert [d["status"] for d in done] == ["stored", "duplicate", "stored"]

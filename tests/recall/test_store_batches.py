@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from affidavit.recall import Claim
 from affidavit.recall.decide import WORDED_FROM
 from affidavit.recall.memory import Memory
 from tests.recall import _recall_fixtures as fx
@@ -20,12 +21,10 @@ memory = fx.memory
 keyword_memory = fx.keyword_memory
 
 
-def _batch(*texts: str, kind: str = "fact") -> list[dict[str, Any]]:
+def _batch(*texts: str, kind: Any = "fact") -> list[Claim]:
     """``texts`` after enough distinct filler to take the large-batch path."""
-    filler = [
-        {"text": f"Shelf {i} holds {i + 7} boxes.", "source": "s"} for i in range(WORDED_FROM)
-    ]
-    return filler + [{"text": t, "source": "s", "kind": kind} for t in texts]
+    filler = [Claim(f"Shelf {i} holds {i + 7} boxes.", "s") for i in range(WORDED_FROM)]
+    return filler + [Claim(t, "s", kind=kind) for t in texts]
 
 
 @pytest.mark.parametrize(("first", "second"), SAME)
@@ -53,6 +52,6 @@ def test_a_large_batch_finds_what_the_vault_holds_word_for_word(memory: Memory) 
 
 
 def test_an_opinion_restated_in_a_large_batch_is_reaffirmed(memory: Memory) -> None:
-    memory.store(text="Tabs are better than spaces", source="s", kind="opinion")
+    memory.store(Claim(text="Tabs are better than spaces", source="s", kind="opinion"))
     done = memory.store_many(_batch("tabs are better than spaces", kind="opinion"))
     assert done[-1]["status"] == "reaffirmed"

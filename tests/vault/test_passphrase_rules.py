@@ -38,7 +38,7 @@ def test_an_empty_passphrase_variable_is_unset_and_the_session_opens_the_vault(
     empty = {**cli_vault, "AFFIDAVIT_PASSPHRASE": ""}
     found = run_cli(["recent", "--json"], home, env=empty)
     assert found.returncode == 0, found.stderr
-    assert [m["text"] for m in json.loads(found.stdout)] == ["Alice owns billing."]
+    assert [m["text"] for m in json.loads(found.stdout)["results"]] == ["Alice owns billing."]
     status = run_cli(["status", "--json"], home, env=empty)
     assert status.returncode == 0 and json.loads(status.stdout)["unlocked_by"] == "session"
     assert run_cli(["lock"], home, env=empty).returncode == 0
@@ -48,7 +48,7 @@ def test_an_empty_passphrase_variable_is_unset_and_the_session_opens_the_vault(
 @pytest.mark.parametrize(
     ("weak", "reason"),
     [
-        ("x", "1 characters, fewer than 12"),
+        ("x", "it has 1 character, fewer than 12"),  # plural agreement
         ("password1234", "common password"),
         ("Correct Horse Battery Staple", "common password"),
         ("P@ssw0rd-2024!", "common password"),

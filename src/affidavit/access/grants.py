@@ -25,7 +25,7 @@ answered exactly like an id the vault never held. See docs/adr/0064-namespace-ac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -190,6 +190,25 @@ class Access:
     def writes_everywhere(self) -> bool:
         """Whether this caller may write any namespace (needed to shred a forgotten record)."""
         return self.grants().writes_everywhere(self.caller)
+
+    def scope(
+        self, only: Iterable[str] | None, known: Callable[[], Iterable[str]]
+    ) -> frozenset[str] | None:
+        """The namespaces a read covers: ``only`` (PolicyError for one this caller may not
+        read), else every namespace of ``known()`` it may read.
+
+        None means all of them: only a ``none`` grant hides a namespace, so without one
+        nothing has to be listed (the common case stays O(1)).
+        """
+        grants = self.grants()
+        if only is not None:
+            named = frozenset(only)
+            for namespace in sorted(named):
+                grants.require_read(self.caller, namespace)
+            return named
+        if not grants.hides_any(self.caller):
+            return None
+        return frozenset(grants.readable(self.caller, known()))
 
 
 def grant(vault: Settings, caller: str, namespace: str, mode: str) -> Grants:

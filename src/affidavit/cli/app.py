@@ -31,6 +31,7 @@ memory = LazyGroup(
         "store": f"{_RECALL}:store",
         "search": f"{_RECALL}:search",
         "recent": f"{_RECALL}:recent",
+        "namespaces": f"{_RECALL}:namespaces",
         "get": f"{_VAULT}:get",
         "forget": f"{_VAULT}:forget",
         "expire": f"{_RECALL}:expire",

@@ -13,14 +13,15 @@ from pathlib import Path
 import click
 
 from affidavit.cli.output import print_json, stdout
-from affidavit.cli.params import PATH
+from affidavit.cli.params import EXISTING
 from affidavit.core.errors import IntegrityError
+from affidavit.core.wording import counted
 
 
 @click.command("verify")
 @click.option(
     "--log",
-    type=PATH,
+    type=EXISTING,
     help="Verify this proxy audit log instead of the vault's chain.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -47,7 +48,10 @@ def verify(log: Path | None, as_json: bool) -> None:
             "restore the vault from a backup taken before the damage",
         )
     if not as_json:
-        stdout.print(f"audit chain OK: {report.entries} entries, head {report.head}", markup=False)
+        stdout.print(
+            f"audit chain OK: {counted(report.entries, 'entry', 'entries')}, head {report.head}",
+            markup=False,
+        )
 
 
 def _verify_proxy_log(log: Path, as_json: bool) -> None:
@@ -76,9 +80,13 @@ def _verify_proxy_log(log: Path, as_json: bool) -> None:
         return
     if not report.chained:
         stdout.print(
-            f"{report.format} audit log: {report.entries} entries read; it is not hash-chained, "
+            f"{report.format} audit log: {counted(report.entries, 'entry', 'entries')} read; "
+            "it is not hash-chained, "
             "so a changed or removed entry cannot be detected",
             markup=False,
         )
         return
-    stdout.print(f"audit log OK: {report.entries} entries, head {report.head}", markup=False)
+    stdout.print(
+        f"audit log OK: {counted(report.entries, 'entry', 'entries')}, head {report.head}",
+        markup=False,
+    )

@@ -19,8 +19,9 @@ import click
 
 from affidavit.cli.opening import open_memory
 from affidavit.cli.output import print_json, shown, stdout
-from affidavit.cli.params import PATH, json_option
+from affidavit.cli.params import EXISTING_OR_STDIN, PATH, json_option
 from affidavit.core.errors import UsageError
+from affidavit.core.wording import counted
 
 if TYPE_CHECKING:
     from affidavit.intake import Plan, Stored
@@ -153,22 +154,24 @@ def review(ctx: click.Context, as_json: bool) -> None:
 @review.command("accept")
 @click.argument("candidate_id", metavar="ID", help="The candidate's id (from `review`).")
 @click.option("--edit", "text", help="Store this wording instead (one claim).")
-@click.option("--namespace", default="default", help="The namespace it goes to.")
+@click.option("--namespace", help="The namespace it goes to (default: your own).")
 @json_option
-def review_accept(candidate_id: str, text: str | None, namespace: str, as_json: bool) -> None:
+def review_accept(
+    candidate_id: str, text: str | None, namespace: str | None, as_json: bool
+) -> None:
     """Store a candidate as a memory (optionally reworded)."""
     from affidavit.intake import accept
-    from affidavit.recall import store_json
+    from affidavit.recall import views
 
     with open_memory() as memory:
         outcome = accept(memory, candidate_id, text=text, namespace=namespace)
     if as_json:
-        print_json(store_json(outcome, namespace))
+        print_json(views.store_json(outcome))
         return
     if outcome["id"] is None:
         stdout.print(shown(f"not stored ({outcome['status']}): {outcome.get('hint', '')}"))
         return
-    stdout.print(shown(f"{outcome['status']}: {outcome['id']} in {namespace}"))
+    stdout.print(shown(f"{outcome['status']}: {outcome['id']} in {outcome['namespace']}"))
 
 
 @review.command("drop")
@@ -205,7 +208,9 @@ def _show_plan(plan: Plan, stored: Stored | None, *, namespace: str) -> None:
         for note in plan.notes:
             tags = f"  [{', '.join(note.tags)}]" if note.tags else ""
             stdout.print(shown(f"would store: {note.text}{tags}"))
-        stdout.print(shown(f"{len(plan.notes)} claims would be stored in {namespace} (dry run)"))
+        stdout.print(
+            shown(f"{counted(len(plan.notes), 'claim')} would be stored in {namespace} (dry run)")
+        )
     else:
         stdout.print(
             shown(
@@ -243,6 +248,7 @@ def _plan_json(plan: Plan, stored: Stored | None, namespace: str) -> dict[str, A
 @click.argument(
     "source",
     metavar="FILE",
+    type=EXISTING_OR_STDIN,
     help="The file (or folder, for claude-memory); - for stdin (affidavit).",
 )
 @click.option(
@@ -252,7 +258,7 @@ def _plan_json(plan: Plan, stored: Stored | None, namespace: str) -> dict[str, A
     default="affidavit",
     help="What the file is: affidavit's own export, or another tool's notes or chats.",
 )
-@click.option("--namespace", help="The namespace imported claims go to (default: default).")
+@click.option("--namespace", help="The namespace imported claims go to (default: your own).")
 @click.option("--dry-run", is_flag=True, help="Print what would be stored; store nothing.")
 @json_option
 @click.pass_context
@@ -281,8 +287,8 @@ def import_(
         return
     from affidavit.intake import Format, read_plan, store_plan
 
-    namespace = namespace or "default"
     with open_memory() as memory:
+        namespace = namespace or memory.namespace
         plan = read_plan(Format(fmt), Path(source), memory.max_chars)
         stored = None
         if not dry_run:

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.output import stderr, stdout, warn
-from affidavit.cli.params import PATH
+from affidavit.cli.output import print_json, stderr, stdout, warn
+from affidavit.cli.params import EXISTING, PATH, json_option
 from affidavit.core.errors import AffidavitError, InputError, UsageError
 
 if TYPE_CHECKING:
     from affidavit.integrate.clients import Client
     from affidavit.integrate.install import Entry
+    from affidavit.integrate.wrapping import FileResult
 
 
 def _installed() -> list[Client]:
@@ -29,16 +30,35 @@ def _with_config() -> list[Client]:
     return [c for c in CLIENTS if c.config_path().exists()]
 
 
-def _show_list() -> None:
-    from rich.table import Table
-
+def _client_rows() -> list[dict[str, object]]:
+    """Every known client: what ``integrate --list`` shows, and its ``--json``."""
     from affidavit.integrate.clients import CLIENTS
+
+    return [
+        {
+            "client": c.key,
+            "name": c.name,
+            "installed": c.installed(),
+            "format": {"yaml-map": "yaml", "yaml-list": "yaml"}.get(c.fmt, c.fmt),
+            "config_file": str(c.config_path()),
+        }
+        for c in CLIENTS
+    ]
+
+
+def _show_list(as_json: bool) -> None:
+    rows = _client_rows()
+    if as_json:
+        print_json(rows)
+        return
+    from rich.table import Table
 
     table = Table("client", "name", "installed", "format", box=None)
     table.add_column("config file", overflow="fold")
-    for c in CLIENTS:
-        fmt = {"yaml-map": "yaml", "yaml-list": "yaml"}.get(c.fmt, c.fmt)
-        table.add_row(c.key, c.name, "yes" if c.installed() else "-", fmt, str(c.config_path()))
+    for r in rows:
+        installed = "yes" if r["installed"] else "-"
+        cells = (r["client"], r["name"], installed, r["format"], r["config_file"])
+        table.add_row(*map(str, cells))
     stdout.print(table)
 
 
@@ -95,10 +115,11 @@ _CLIENT = click.option("--client", help="Only this client's config.")
     type=PATH,
     help="The vault the server opens (default: AFFIDAVIT_VAULT, else yours).",
 )
-@click.option("--pack", type=PATH, help="Wire `pack serve` for this verified pack instead.")
+@click.option("--pack", type=EXISTING, help="Wire `pack serve` for this verified pack instead.")
 @click.option("--proxy", is_flag=True, help="Wire the server after -- behind the proxy instead.")
 @click.option("--name", help="The entry's name (default: affidavit; pack-DIRNAME for --pack).")
 @_DRY_RUN
+@json_option
 def integrate(
     client: str | None,
     command: tuple[str, ...],
@@ -112,6 +133,7 @@ def integrate(
     proxy: bool,
     name: str | None,
     dry_run: bool,
+    as_json: bool,
 ) -> None:
     """Add affidavit's servers to an MCP client's config.
 
@@ -125,8 +147,10 @@ def integrate(
     from affidavit.integrate.clients import client as lookup
 
     if list_:
-        _show_list()
+        _show_list(as_json)
         return
+    if as_json:
+        raise UsageError("--json goes with --list", "e.g. affidavit integrate --list --json")
     if (all_ or print_) and client and proxy:
         command, client = (client, *command), None  # after --, click filled CLIENT first
     if sum(bool(x) for x in (client, all_, remove, print_)) != 1:
@@ -134,7 +158,10 @@ def integrate(
     if remove:
         target = lookup(remove)
         gone = install.remove(target, install.check_name(name or "affidavit"), dry_run=dry_run)
-        stdout.print(f"{target.key}: {gone.action}: {gone.path} ({gone.detail})", markup=False)
+        if dry_run and gone.action == "removed":
+            stdout.print(f"{target.key}: would remove: {gone.path} (dry run)", markup=False)
+        else:
+            stdout.print(f"{target.key}: {gone.action}: {gone.path} ({gone.detail})", markup=False)
         return
     entry, chosen = _entry(command, caller, vault, pack, proxy, name)
     if print_:
@@ -254,10 +281,7 @@ def _warn_if_no_vault(chosen: Path) -> None:
     warn(f"no vault at {chosen} yet: run `{init}` before the client starts the server")
 
 
-def _report(result: object, dry_run: bool, empty: str) -> None:
-    from affidavit.integrate.wrapping import FileResult
-
-    assert isinstance(result, FileResult)
+def _report(result: FileResult, dry_run: bool, empty: str) -> None:
     stdout.print(f"{result.client}: {result.path}", markup=False)
     if not result.decisions:
         stdout.print(f"  ({empty})")
@@ -271,45 +295,77 @@ def _report(result: object, dry_run: bool, empty: str) -> None:
         stdout.print(f"  {result.note}", markup=False)
 
 
-def _wrap_targets(client: str | None) -> list[Client]:
+def _result_json(result: FileResult, dry_run: bool) -> dict[str, object]:
+    """One client's file as ``proxy wrap/unwrap --json`` prints it: what was (or, with
+    --dry-run, would be) done to each server entry, and why."""
+    return {
+        "client": result.client,
+        "path": str(result.path),
+        "written": result.written,
+        "dry_run": dry_run,
+        "servers": [
+            {"scope": d.scope, "server": d.server, "action": d.action, "reason": d.reason}
+            for d in result.decisions
+        ],
+        "note": result.note,
+    }
+
+
+def _wrap_targets(client: str | None, as_json: bool) -> list[Client]:
     from affidavit.integrate.clients import client as lookup
 
     if client:
         return [lookup(client)]
     found = _with_config()
-    if not found:
+    if not found and not as_json:
         stdout.print("no MCP client config found here (see affidavit integrate --list)")
     return found
+
+
+def _rewrite_each(
+    client: str | None, dry_run: bool, as_json: bool, action: str, empty: str
+) -> None:
+    """``proxy wrap`` / ``unwrap`` (``action``) over the chosen clients' configs; a line per
+    server, or with --json one list of every file's result."""
+    from affidavit.integrate import wrapping
+
+    rewrite = wrapping.wrap if action == "wrap" else wrapping.unwrap
+    results: list[dict[str, object]] = []
+
+    def job(c: Client) -> None:
+        result = rewrite(c, dry_run=dry_run)
+        if as_json:
+            results.append(_result_json(result, dry_run))
+        else:
+            _report(result, dry_run, empty)
+
+    try:
+        _run_each(_wrap_targets(client, as_json), action, job)
+    finally:
+        if as_json:
+            print_json(results)
 
 
 @click.command("wrap")
 @_CLIENT
 @_DRY_RUN
-def wrap(client: str | None, dry_run: bool) -> None:
+@json_option
+def wrap(client: str | None, dry_run: bool, as_json: bool) -> None:
     """Put the proxy in front of your clients' MCP servers.
 
     Every stdio server in the client configs found here (or --client's) is rewritten to run
     through `affidavit proxy`; `unwrap` restores the original entries.
     """
-    from affidavit.integrate import wrapping
-
-    def job(c: Client) -> None:
-        _report(wrapping.wrap(c, dry_run=dry_run), dry_run, "no servers")
-
-    _run_each(_wrap_targets(client), "wrap", job)
+    _rewrite_each(client, dry_run, as_json, "wrap", "no servers")
 
 
 @click.command("unwrap")
 @_CLIENT
 @_DRY_RUN
-def unwrap(client: str | None, dry_run: bool) -> None:
+@json_option
+def unwrap(client: str | None, dry_run: bool, as_json: bool) -> None:
     """Take the proxy out of your clients' configs again.
 
     The original entries are restored byte for byte.
     """
-    from affidavit.integrate import wrapping
-
-    def job(c: Client) -> None:
-        _report(wrapping.unwrap(c, dry_run=dry_run), dry_run, "nothing wrapped")
-
-    _run_each(_wrap_targets(client), "unwrap", job)
+    _rewrite_each(client, dry_run, as_json, "unwrap", "nothing wrapped")

@@ -14,6 +14,7 @@ import click
 from affidavit.cli.opening import open_memory
 from affidavit.cli.output import print_json, stdout, visible
 from affidavit.cli.params import json_option
+from affidavit.core.wording import counted
 
 
 @click.command("reindex")
@@ -39,7 +40,8 @@ def reindex(re_embed: bool, as_json: bool) -> None:
         return
     model = done["model"]["id"] if done["model"] else "none (keyword recall only)"
     sys.stdout.write(
-        f"indexed {done['indexed']} records; re-embedded {done['re_embedded']} memories; "
+        f"indexed {counted(done['indexed'], 'record')}; "
+        f"re-embedded {counted(done['re_embedded'], 'memory', 'memories')}; "
         f"model {model}\n"
     )
 
@@ -59,7 +61,11 @@ def retag(old: str, new: str, namespace: str | None, as_json: bool) -> None:
         print_json(done)
         return
     sys.stdout.write(
-        visible(f"retagged {len(done['retagged'])} memories: {done['old']} -> {done['new']}") + "\n"
+        visible(
+            f"retagged {counted(len(done['retagged']), 'memory', 'memories')}: "
+            f"{done['old']} -> {done['new']}"
+        )
+        + "\n"
     )
 
 
@@ -130,7 +136,7 @@ def selftest(as_json: bool) -> None:
             f"recall  {sum(c['found'] for c in recall['checks'])}/{len(recall['checks'])} "
             f"checks passed, search p50 {recall.get('search_p50_ms', 0):.1f} ms",
         ]
-        sys.stdout.write(visible("\n".join(lines)) + "\n")
+        sys.stdout.write("".join(visible(line) + "\n" for line in lines))  # real line breaks
     if not report["passed"]:
         raise IntegrityError("the self-test failed", "see the lines above")
 

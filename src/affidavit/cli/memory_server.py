@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.params import PATH, http_options
+from affidavit.cli.params import PATH, http_options, json_option
 
 if TYPE_CHECKING:
     from affidavit.servers.http import HttpOptions
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def serve(caller: str, vault: Path | None, http: HttpOptions | None) -> None:
     """Serve the memory vault to an MCP client over stdio (or --http).
 
-    14 memory_* tools. The vault is opened after the handshake; a locked vault still serves
+    The memory_* tools. The vault is opened after the handshake; a locked vault still serves
     memory_status and answers every other call with the advice to unlock. Over --http each
     client sends a bearer token from `affidavit grant token CALLER`, which names its caller.
     """
@@ -105,14 +105,15 @@ def grant(
 
 @click.command("unlock-tool")
 @click.argument("action", help="enable, disable or status.")
-def unlock_tool(action: str) -> None:
+@json_option
+def unlock_tool(action: str, as_json: bool) -> None:
     """Allow or forbid the memory_unlock MCP tool.
 
     Off by default: it exposes the passphrase to the MCP client.
     """
     from affidavit.access import unlock_gate
     from affidavit.cli.opening import open_vault
-    from affidavit.cli.output import stdout
+    from affidavit.cli.output import print_json, stdout
     from affidavit.core.errors import UsageError
 
     if action not in {"enable", "disable", "status"}:
@@ -121,4 +122,7 @@ def unlock_tool(action: str) -> None:
         if action != "status":
             unlock_gate.set_unlock_tool(v, action == "enable")
         enabled = unlock_gate.unlock_tool_enabled(v)
+    if as_json:
+        print_json({"tool": "memory_unlock", "enabled": enabled})
+        return
     stdout.print(f"memory_unlock tool: {'enabled' if enabled else 'disabled'}")

@@ -13,6 +13,7 @@ import click
 from affidavit.cli.opening import open_vault
 from affidavit.cli.output import print_json, stderr, stdout
 from affidavit.cli.params import json_option
+from affidavit.core.wording import counted
 
 
 @click.command("migrate")
@@ -44,7 +45,8 @@ def migrate(target: str, as_json: bool) -> None:
         print_json(asdict(done))
         return
     stdout.print(
-        f"moved {done.records} records and {done.audit_entries} audit entries from "
+        f"moved {counted(done.records, 'record')} and "
+        f"{counted(done.audit_entries, 'audit entry', 'audit entries')} from "
         f"{done.source} to {done.target}; every row verified",
         markup=False,
     )

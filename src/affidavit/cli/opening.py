@@ -38,12 +38,13 @@ def open_vault(*, keyfile: Path | None = None) -> Vault:
 
 
 @contextmanager
-def open_memory() -> Iterator[Memory]:
-    """The memories of the opened vault, closed again when the block ends."""
+def open_memory(caller: str = "user") -> Iterator[Memory]:
+    """The memories of the opened vault as ``caller`` sees them (its grants, its default
+    namespace: the terminal is a caller like any MCP client), closed when the block ends."""
     from affidavit.recall import Memory
 
     vault = open_vault()
     try:
-        yield Memory(vault)
+        yield Memory(vault, caller=caller)
     finally:
         vault.close()

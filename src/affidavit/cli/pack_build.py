@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.output import stderr, stdout, warn
-from affidavit.cli.params import PATH
+from affidavit.cli.output import print_json, stderr, stdout, warn
+from affidavit.cli.params import EXISTING, PATH, json_option
 from affidavit.core.errors import UsageError
+from affidavit.core.wording import counted
 
 if TYPE_CHECKING:
     from affidavit.packs import BuiltPack, Sources
@@ -50,15 +51,15 @@ _EXPORT_HELP = "(conversations.json or its .zip)"
 
 
 @click.command("build")
-@click.option("--records", type=PATH, help="Records to remember, each citing quotes.")
+@click.option("--records", type=EXISTING, help="Records to remember, each citing quotes.")
 @click.option("--out", type=PATH, required=True, help="New pack directory; must not exist yet.")
 @click.option("--title", required=True, help="Title for MEMORY.md and README.md.")
-@click.option("--messages", type=PATH, help="Source messages, one JSON object per line.")
+@click.option("--messages", type=EXISTING, help="Source messages, one JSON object per line.")
 @click.option(
-    "--from-chatgpt", type=PATH, help=f"Or a ChatGPT export {_EXPORT_HELP} as the messages."
+    "--from-chatgpt", type=EXISTING, help=f"Or a ChatGPT export {_EXPORT_HELP} as the messages."
 )
 @click.option(
-    "--from-claude", type=PATH, help=f"Or a Claude export {_EXPORT_HELP} as the messages."
+    "--from-claude", type=EXISTING, help=f"Or a Claude export {_EXPORT_HELP} as the messages."
 )
 @click.option("--description", help="Text for the pack README.")
 @click.option(
@@ -67,6 +68,7 @@ _EXPORT_HELP = "(conversations.json or its .zip)"
     help="Or build from the memories of --namespace: each is its own message and quote.",
 )
 @click.option("--namespace", help="With --from-vault: the namespace whose memories to pack.")
+@json_option
 def build(
     records: Path | None,
     out: Path,
@@ -77,6 +79,7 @@ def build(
     description: str | None,
     from_vault: bool,
     namespace: str | None,
+    as_json: bool,
 ) -> None:
     """Build a pack with every quote checked verbatim.
 
@@ -105,7 +108,11 @@ def build(
             sources = _sources(messages, from_chatgpt, from_claude)
             raw = read_input(records)
             built = build_pack_from(sources, records.name, raw, out, title, description)
-    stdout.print(f"built {built.path} ({built.record_count} records)", markup=False)
+    if as_json:
+        files = dict(built.file_hashes)
+        print_json({"path": str(built.path), "records": built.record_count, "files": files})
+        return
+    stdout.print(f"built {built.path} ({counted(built.record_count, 'record')})", markup=False)
     for name, digest in built.file_hashes.items():
         stdout.print(f"  {digest}  {name}", markup=False)
     stdout.print(
@@ -129,8 +136,8 @@ def _from_vault(namespace: str, out: Path, title: str, description: str | None) 
 
 
 @click.command("messages")
-@click.option("--from-chatgpt", type=PATH, help=f"A ChatGPT export {_EXPORT_HELP}.")
-@click.option("--from-claude", type=PATH, help=f"A Claude export {_EXPORT_HELP}.")
+@click.option("--from-chatgpt", type=EXISTING, help=f"A ChatGPT export {_EXPORT_HELP}.")
+@click.option("--from-claude", type=EXISTING, help=f"A Claude export {_EXPORT_HELP}.")
 def messages(from_chatgpt: Path | None, from_claude: Path | None) -> None:
     """Print an export as the numbered messages records cite.
 

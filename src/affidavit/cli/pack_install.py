@@ -14,6 +14,7 @@ import click
 
 from affidavit.cli.output import print_json, visible, warn
 from affidavit.cli.params import parse_pack_args
+from affidavit.core.wording import counted
 
 HELP = """Verify a pack and install it into the vault: its records become searchable next to
 your memories, read-only, in the namespace pack:NAME.
@@ -65,7 +66,7 @@ def install(ctx: click.Context) -> None:
     sequence = f", sequence {done.sequence}" if done.sequence is not None else ""
     sys.stdout.write(
         visible(
-            f"installed pack {done.name}: {done.records} records in {done.namespace} "
+            f"installed pack {done.name}: {counted(done.records, 'record')} in {done.namespace} "
             f"({done.signature}, signed by {who}{sequence})"
         )
         + "\n"

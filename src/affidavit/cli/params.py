@@ -17,11 +17,148 @@ T = TypeVar("T")
 PATH = click.Path(path_type=Path)
 """A file or directory argument, handed to the command as a ``pathlib.Path``."""
 
+
+class _Existing(click.ParamType):
+    """A file or directory the command reads: one that is not there is "not found" (exit 3)
+    before the command starts, and the error names the flag the user gave (``--records
+    r.jsonl does not exist``), not a path deep inside a reader. ``-`` (stdin) passes when
+    ``dash`` is set."""
+
+    name = "path"
+
+    def __init__(self, *, dash: bool = False) -> None:
+        self.dash = dash
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from affidavit.core.errors import NotFoundError
+
+        if isinstance(value, Path) or (self.dash and value == "-"):
+            return value
+        path = Path(value)
+        if not path.expanduser().exists():
+            flag = _flag(param)
+            raise NotFoundError(f"{flag} {value} does not exist".lstrip(), "check the path")
+        return str(value) if self.dash else path
+
+
+def _flag(param: click.Parameter | None) -> str:
+    """How the user names ``param``: its option's first name, or an argument's metavar."""
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    if param is not None:
+        return param.human_readable_name
+    return ""
+
+
+class _Output(click.ParamType):
+    """A file the command writes: its folder must exist (exit 3 naming the flag otherwise),
+    so the command never fails half-way on a path it could have refused at once."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from affidavit.core.errors import NotFoundError
+
+        path = value if isinstance(value, Path) else Path(value)
+        folder = path.expanduser().absolute().parent
+        if not folder.is_dir():
+            raise NotFoundError(
+                f"{_flag(param)} {value}: the folder {folder} does not exist",
+                "create it first, or choose a path in an existing folder",
+            )
+        return path
+
+
+OUTPUT = _Output()
+"""A file the command writes; a missing folder is exit 3 naming the flag."""
+
+EXISTING = _Existing()
+"""A file or directory the command reads; missing is exit 3 naming the flag."""
+
+EXISTING_OR_STDIN = _Existing(dash=True)
+""":data:`EXISTING`, or ``-`` for standard input; handed to the command as a string."""
+
+
+class _Date(click.ParamType):
+    """A calendar date flag (YYYY-MM-DD, a full ISO time cut to its date), checked when the
+    command line is read so the error names the flag typed (``--since``), not the field
+    recall calls it."""
+
+    name = "date"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from datetime import date
+
+        try:
+            return date.fromisoformat(str(value)[:10]).isoformat()
+        except ValueError:
+            self.fail(f"{value!r} is not a date; write it as YYYY-MM-DD", param, ctx)
+
+
+DATE = _Date()
+"""A YYYY-MM-DD flag, handed to the command as that string."""
+
+
+class _Moment(click.ParamType):
+    """A relation's validity bound: an ISO date or time (``2026-03-01``,
+    ``2026-03-01T09:00:00Z``), checked when the command line is read (errors name the flag)."""
+
+    name = "date|time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from datetime import datetime
+
+        try:
+            datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{value!r} is not a date or time; write it as YYYY-MM-DD", param, ctx)
+        return str(value)
+
+
+MOMENT = _Moment()
+"""An ISO date or time flag, handed to the command as the string given."""
+
+LIMIT = click.IntRange(min=1)
+"""How many to list: a whole number of at least 1."""
+
+
+class _Expires(click.ParamType):
+    """A memory's last day: a date or a duration from today (:mod:`affidavit.core.durations`),
+    read once here so a bad one is an error about ``--expires``."""
+
+    name = "date|duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from datetime import UTC, datetime
+
+        from affidavit.core.durations import parse_day
+
+        today = datetime.now(UTC).date()
+        day = parse_day(value, _flag(param), today)  # "--expires '3x' is neither a date nor ..."
+        if day < today:
+            self.fail(f"{value!r} is in the past (today is {today} UTC)", param, ctx)
+        return day.isoformat()
+
+
+EXPIRES = _Expires()
+"""``--expires``: a memory's last day (a date, or 14d / 2w / 3m / 1y), as YYYY-MM-DD."""
+
+
 MANY: dict[str, Any] = {"multiple": True, "default": ()}
 """A repeatable option (``--tag a --tag b``): a tuple of its values, empty when not given."""
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 """``--json``, the same on every command that returns data: one JSON document on stdout."""
+
+caller_option = click.option(
+    "--caller",
+    default="user",
+    envvar="AFFIDAVIT_CALLER",
+    show_envvar=True,
+    help="Who is asking: the caller whose grants apply and whose namespace is the default "
+    "(as `serve --caller`).",
+)
+"""``--caller``: the terminal is a caller like an MCP client, ``user`` unless told otherwise."""
 
 
 def http_options(command: Callable[..., Any]) -> Callable[..., Any]:

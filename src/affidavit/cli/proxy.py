@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from affidavit.cli.output import print_json
-from affidavit.cli.params import MANY, PATH, json_option
+from affidavit.cli.params import EXISTING, MANY, PATH, json_option
 from affidavit.core.errors import UsageError
 
 _BACKEND_ARGV = "affidavit.proxy.backend_argv"
@@ -123,7 +123,7 @@ def _load_verifiers(specs: list[str], names: str | None = None) -> tuple[Any, ..
 )
 @click.option("--receipts", is_flag=True, help="Append each receipt to the result.")
 @click.option(
-    "--policy", "--policy-config", "policy", type=PATH, help="YAML allow/deny/approval rules."
+    "--policy", "--policy-config", "policy", type=EXISTING, help="YAML allow/deny/approval rules."
 )
 @click.option("--pin-tools", is_flag=True, help="Refuse tools that changed.")
 @click.option("--audit-log", type=PATH, help="Hash-chained JSONL log.")
@@ -283,12 +283,12 @@ def trust_tools(audit_log: Path | None, tool: tuple[str, ...], backend: str | No
 
 
 @click.command("replay")
-@click.argument("audit", type=PATH, help="An audit log written by the proxy (or by verimcp).")
+@click.argument("audit", type=EXISTING, help="An audit log written by the proxy (or by verimcp).")
 @click.option(
     "--policy",
     "--policy-config",
     "policy",
-    type=PATH,
+    type=EXISTING,
     required=True,
     help="The new policy to back-test.",
 )

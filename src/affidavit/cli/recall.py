@@ -1,51 +1,101 @@
-"""Recall commands: store, search, recent, link, relations, unlink, expire, ``bench retrieval``
-(``affidavit memory ...``).
+"""Recall commands: store, search, recent, namespaces, link, relations, unlink, expire,
+``bench retrieval`` (``affidavit memory ...``).
 
-Each body imports the recall layer lazily (it pulls in numpy and onnxruntime), opens the
-vault through :mod:`affidavit.cli.opening` (same unlock rules as every vault command) and
-prints a readable table, or the API's JSON with ``--json``.
+Each body reads its options into recall's typed input (``Claim``, ``Link``, ``EdgeQuery``),
+imports the recall layer lazily (it pulls in numpy and onnxruntime), opens the vault through
+:mod:`affidavit.cli.opening` (same unlock rules as every vault command) as ``--caller``
+(``user`` unless told otherwise: its grants, its default namespace), and prints a readable
+table, or with ``--json`` the value's one wire shape (:mod:`affidavit.recall.views`), the
+same JSON the memory server's tool answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
-from affidavit.cli.opening import open_memory, open_vault
+from affidavit.cli.opening import open_memory
 from affidavit.cli.output import print_json, shown, stdout, warn
-from affidavit.cli.params import MANY, PATH, json_option
+from affidavit.cli.params import (
+    DATE,
+    EXISTING,
+    EXPIRES,
+    LIMIT,
+    MANY,
+    MOMENT,
+    OUTPUT,
+    caller_option,
+    json_option,
+)
+
+NARROW = 100
+"""Below this many columns a table of memories squeezes the text to a word or two per line:
+each memory is printed as a short block instead, its lines wrapped between words."""
 
 
 def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
+    """Memories as a table whose ids, scores and dates are never broken across lines (an id
+    is copied into the next command) and whose text wraps between words; on a terminal
+    narrower than :data:`NARROW`, one block per memory."""
+    import textwrap
+
     from rich.table import Table
 
+    cells = [_memory_cells(r) for r in rows]
+    if stdout.width < NARROW:
+        for r, (memory_id, text, source, date, tags) in zip(rows, cells, strict=True):
+            score = f"  score {r['score']:.3f}" if scored else ""
+            stdout.print(shown(f"{memory_id}  {date}{score}"))
+            for line in (text, source and f"source: {source}", tags and f"tags: {tags}"):
+                for part in textwrap.wrap(
+                    line,
+                    max(stdout.width, 20),
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                ):
+                    stdout.print(shown(part))  # one line each: shown() would show a \n
+        return
     table = Table(show_lines=False)
     if scored:
-        table.add_column("score", justify="right")
-    for name in ("id", "memory", "source", "date", "tags"):
-        table.add_column(name, overflow="fold")
-    for r in rows:
-        text = r["text"] + (f"  [{r['warning']}]" if r.get("warning") else "")
-        if r.get("superseded_by"):
-            text += f"  (superseded by {r['superseded_by']})"
-        date = r.get("discovered") or r["saved_at"][:10]
-        cells = [r["id"], text, r.get("source") or "", date, ", ".join(r.get("tags", []))]
-        table.add_row(*([f"{r['score']:.3f}"] if scored else []), *map(shown, cells))
+        table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("id", no_wrap=True, min_width=max((len(c[0]) for c in cells), default=2))
+    table.add_column("memory", overflow="fold")
+    table.add_column("source", overflow="fold")
+    table.add_column("date", no_wrap=True, min_width=10)
+    table.add_column("tags", overflow="fold")
+    for r, row_cells in zip(rows, cells, strict=True):
+        table.add_row(*([f"{r['score']:.3f}"] if scored else []), *map(shown, row_cells))
     stdout.print(table)
+
+
+def _memory_cells(r: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
+    """(id, text with its warning and successor, source, date, tags) of one memory."""
+    text = r["text"] + (f"  [{r['warning']}]" if r.get("warning") else "")
+    if r.get("superseded_by"):
+        text += f"  (superseded by {r['superseded_by']})"
+    date = r.get("discovered") or r["saved_at"][:10]
+    return r["id"], text, r.get("source") or "", date, ", ".join(r.get("tags", []))
 
 
 @click.command("store")
 @click.argument("text", help="The memory: one claim.")
 @click.option("--source", required=True, help="Where it came from ('from chat', a file).")
-@click.option("--namespace", default="default", help="The namespace to store in.")
+@click.option("--namespace", help="The namespace to store in (default: the caller's own).")
 @click.option("--tag", **MANY, help="A tag; repeat for several.")
-@click.option("--discovered", help="Learned on (YYYY-MM-DD).")
-@click.option("--expires", help="Last day it holds: a date, or 14d / 2w / 3m / 1y.")
-@click.option("--importance", type=float, help="0-1 (default 0.5).")
-@click.option("--kind", default="fact", help="fact (accumulates) or opinion (replaces).")
+@click.option("--discovered", type=DATE, help="Learned on (YYYY-MM-DD).")
+@click.option("--expires", type=EXPIRES, help="Last day it holds: a date, or 14d / 2w / 3m / 1y.")
+@click.option("--importance", type=float, default=0.5, help="How much it matters, 0-1 (clamped).")
+@click.option(
+    "--kind",
+    type=click.Choice(["fact", "opinion"]),
+    default="fact",
+    help="fact (accumulates) or opinion (replaces).",
+)
 @click.option(
     "--supersedes", **MANY, help="The id this replaces (repeat); it stays readable by id."
 )
@@ -54,68 +104,67 @@ def _memories_table(rows: Sequence[Mapping[str, Any]], *, scored: bool) -> None:
 )
 @click.option("--quarantined", is_flag=True, help="Warn on every recall of it.")
 @click.option("--thread", help="Only for a turn of a recorded conversation: its name.")
-@click.option("--turn", type=int, help="The turn's position in its thread.")
+@click.option(
+    "--turn", type=click.IntRange(0, 1_000_000_000), help="The turn's position in its thread."
+)
 @click.option("--reply-to", help="The id of the memory this turn answers (needs --thread).")
+@caller_option
 @json_option
 def store(
     text: str,
     source: str,
-    namespace: str,
+    namespace: str | None,
     tag: tuple[str, ...],
     discovered: str | None,
     expires: str | None,
-    importance: float | None,
-    kind: str,
+    importance: float,
+    kind: Literal["fact", "opinion"],
     supersedes: tuple[str, ...],
     keep_both: bool,
     quarantined: bool,
     thread: str | None,
     turn: int | None,
     reply_to: str | None,
+    caller: str,
     as_json: bool,
 ) -> None:
     """Store a memory (embedded for semantic recall); prints its id.
 
     A similar live opinion stores nothing: the command shows it and fails, and says how to
-    replace it (--supersedes ID) or keep both (--keep-both). With --json: the stored record
-    with its status and what it superseded.
+    replace it (--supersedes ID) or keep both (--keep-both). With --json: what the store did
+    and why, as memory_store answers.
     """
     from affidavit.core.errors import ConflictError
-    from affidavit.recall import Memory
+    from affidavit.recall import Claim, views
 
-    fields = {
-        "text": text,
-        "source": source,
-        "namespace": namespace,
-        "tags": list(tag),
-        "discovered": discovered,
-        "expires": expires,
-        "importance": importance,
-        "kind": kind,
-        "supersedes": [] if keep_both else (list(supersedes) or None),
-        "quarantined": quarantined,
-        "thread": thread,
-        "turn": turn,
-        "reply_to": reply_to,
-    }
-    vault = open_vault()
-    try:
-        result = Memory(vault).store(**fields)
-        record = vault.get(result["id"]).as_dict() if result["id"] else {}
-    finally:
-        vault.close()
+    claim = Claim(
+        text,
+        source,
+        namespace=namespace,
+        tags=tag,
+        discovered=discovered,
+        expires=expires,
+        importance=importance,
+        kind=kind,
+        supersedes=() if keep_both else (supersedes or None),
+        quarantined=quarantined,
+        thread=thread,
+        turn=turn,
+        reply_to=reply_to,
+    )
+    with open_memory(caller) as m:
+        result = m.store(claim)
+    if as_json:
+        print_json(views.store_json(result))
     if result["status"] == "conflict":
-        if as_json:
-            print_json(result)
-        else:
-            _memories_table(result["conflicts"], scored=False)
-        ids = ", ".join(c["id"] for c in result["conflicts"])
+        if not as_json:
+            _memories_table(result.get("conflicts", []), scored=False)
+        ids = ", ".join(c["id"] for c in result.get("conflicts", []))
         raise ConflictError(
             f"a similar live opinion exists ({ids}); nothing was stored",
             "resend with --supersedes ID to replace it, or --keep-both to keep both",
         )
     if as_json:
-        print_json({**record, "status": result["status"], "superseded": result["superseded"]})
         return
     stdout.print(result["id"], markup=False)
     if result["status"] != "stored":
@@ -126,12 +175,17 @@ def store(
 @click.argument("query", help="The question, in your own words.")
 @click.option("--namespace", **MANY, help="Only these namespaces.")
 @click.option("--tag", **MANY, help="Only memories with one of these tags.")
-@click.option("--kind", help="Only facts or only opinions.")
-@click.option("--since", help="Saved on or after (YYYY-MM-DD).")
-@click.option("--until", help="Saved on or before (YYYY-MM-DD).")
-@click.option("--discovered-since", help="Learned on or after (YYYY-MM-DD).")
-@click.option("--discovered-until", help="Learned on or before (YYYY-MM-DD).")
-@click.option("--top-k", type=int, help="Exactly this many (default: every hit that holds up).")
+@click.option("--kind", type=click.Choice(["fact", "opinion"]), help="Only facts or only opinions.")
+@click.option("--since", type=DATE, help="Saved on or after (YYYY-MM-DD).")
+@click.option("--until", type=DATE, help="Saved on or before (YYYY-MM-DD).")
+@click.option("--discovered-since", type=DATE, help="Learned on or after (YYYY-MM-DD).")
+@click.option("--discovered-until", type=DATE, help="Learned on or before (YYYY-MM-DD).")
+@click.option(
+    "--top-k",
+    type=click.IntRange(min=1),
+    help="Exactly this many (default: every hit that holds up).",
+)
+@caller_option
 @json_option
 def search(
     query: str,
@@ -143,13 +197,15 @@ def search(
     discovered_since: str | None,
     discovered_until: str | None,
     top_k: int | None,
+    caller: str,
     as_json: bool,
 ) -> None:
     """Find what matches the question in meaning or in words.
 
-    Hybrid search: nothing comes back if nothing holds up.
+    Hybrid search over every namespace the caller may read: nothing comes back if nothing
+    holds up.
     """
-    with open_memory() as m:
+    with open_memory(caller) as m:
         result = m.search(
             query,
             namespaces=list(namespace) or None,
@@ -162,9 +218,9 @@ def search(
             top_k=top_k,
         )
     if as_json:
-        from affidavit.recall import search_json
+        from affidavit.recall import views
 
-        print_json(search_json(result))
+        print_json(views.search_json(result))
         return
     if not result["semantic"]:
         stdout.print("(semantic recall is off: keyword matches only)", markup=False)
@@ -175,21 +231,44 @@ def search(
 
 
 @click.command("recent")
-@click.option("--limit", type=int, default=10, help="How many.")
+@click.option("--limit", type=LIMIT, default=10, help="How many.")
 @click.option("--namespace", help="Only this namespace.")
+@caller_option
 @json_option
-def recent(limit: int, namespace: str | None, as_json: bool) -> None:
-    """The newest memories, newest first."""
-    with open_memory() as m:
+def recent(limit: int, namespace: str | None, caller: str, as_json: bool) -> None:
+    """The newest memories the caller may read, newest first."""
+    with open_memory(caller) as m:
         rows = m.recent(limit, namespace)
     if as_json:
-        from affidavit.recall import memory_json
+        from affidavit.recall import views
 
-        print_json([memory_json(row) for row in rows])
+        print_json(views.memories_json(rows))
     elif rows:
         _memories_table(rows, scored=False)
     else:
         stdout.print("no memories yet", markup=False)
+
+
+@click.command("namespaces")
+@caller_option
+@json_option
+def namespaces(caller: str, as_json: bool) -> None:
+    """The namespaces you may read: memories, relations, access."""
+    from rich.table import Table
+
+    with open_memory(caller) as m:
+        listing = m.namespaces()
+    if as_json:
+        print_json(listing)
+        return
+    table = Table()
+    for name in ("namespace", "memories", "relations", "access"):
+        table.add_column(name, overflow="fold")
+    for row in listing["namespaces"]:
+        own = " (default)" if row["name"] == listing["default_namespace"] else ""
+        cells = (row["name"] + own, str(row["memories"]), str(row["relations"]), row["access"])
+        table.add_row(*map(shown, cells))
+    stdout.print(table)
 
 
 @click.command("link")
@@ -197,9 +276,10 @@ def recent(limit: int, namespace: str | None, as_json: bool) -> None:
 @click.argument("predicate", help="The relation (e.g. owns).")
 @click.argument("obj", metavar="OBJECT", help="To whom or what (e.g. repo-x).")
 @click.option("--src", help="The memory id this edge came from.")
-@click.option("--valid-from", help="YYYY-MM-DD")
-@click.option("--valid-to", help="YYYY-MM-DD (inclusive)")
-@click.option("--namespace", default="default", help="The namespace to store in.")
+@click.option("--valid-from", type=MOMENT, help="YYYY-MM-DD (or an ISO time)")
+@click.option("--valid-to", type=MOMENT, help="YYYY-MM-DD (inclusive; or an ISO time)")
+@click.option("--namespace", help="The namespace to store in (default: the caller's own).")
+@caller_option
 @json_option
 def link(
     subject: str,
@@ -208,27 +288,31 @@ def link(
     src: str | None,
     valid_from: str | None,
     valid_to: str | None,
-    namespace: str,
+    namespace: str | None,
+    caller: str,
     as_json: bool,
 ) -> None:
     """Record a relation: SUBJECT -PREDICATE-> OBJECT.
 
     The same edge twice keeps one.
     """
-    with open_memory() as m:
-        edge = m.link(
-            subject,
-            predicate,
-            obj,
-            src_id=src,
-            valid_from=valid_from,
-            valid_to=valid_to,
-            namespace=namespace,
-        )
+    from affidavit.recall import Link, views
+
+    edge = Link(
+        subject,
+        predicate,
+        obj,
+        src_id=src,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        namespace=namespace,
+    )
+    with open_memory(caller) as m:
+        made = m.link(edge)
     if as_json:
-        print_json(edge)
+        print_json(views.link_json(made))
     else:
-        stdout.print(edge["id"], markup=False)
+        stdout.print(made["id"], markup=False)
 
 
 @click.command("relations")
@@ -236,9 +320,10 @@ def link(
 @click.option("--subject", help="As subject.")
 @click.option("--predicate", help="This relation.")
 @click.option("--object", "obj", help="As object.")
-@click.option("--as-of", help="Valid on this date.")
+@click.option("--as-of", type=MOMENT, help="Valid on this date (or ISO time).")
 @click.option("--namespace", help="Only this namespace.")
-@click.option("--limit", type=int, default=50, help="How many.")
+@click.option("--limit", type=LIMIT, default=50, help="How many.")
+@caller_option
 @json_option
 def relations(
     entity: str | None,
@@ -248,23 +333,27 @@ def relations(
     as_of: str | None,
     namespace: str | None,
     limit: int,
+    caller: str,
     as_json: bool,
 ) -> None:
     """Query the relation graph (case-insensitive), newest first."""
     from rich.table import Table
 
-    with open_memory() as m:
-        result = m.relations(
-            entity=entity,
-            subject=subject,
-            predicate=predicate,
-            object=obj,
-            as_of=as_of,
-            namespace=namespace,
-            limit=limit,
-        )
+    from affidavit.recall import EdgeQuery, views
+
+    query = EdgeQuery(
+        entity=entity,
+        subject=subject,
+        predicate=predicate,
+        object=obj,
+        as_of=as_of,
+        namespace=namespace,
+        limit=limit,
+    )
+    with open_memory(caller) as m:
+        result = m.relations(query)
     if as_json:
-        print_json(result)
+        print_json(views.relations_json(result))
         return
     if not result["relations"]:
         stdout.print("no relation matches", markup=False)
@@ -283,10 +372,11 @@ def relations(
 
 @click.command("unlink")
 @click.argument("edge_id", metavar="ID", help="The relation id.")
+@caller_option
 @json_option
-def unlink(edge_id: str, as_json: bool) -> None:
+def unlink(edge_id: str, caller: str, as_json: bool) -> None:
     """Delete one relation."""
-    with open_memory() as m:
+    with open_memory(caller) as m:
         result = m.unlink(edge_id)
     if as_json:
         print_json(result)
@@ -311,11 +401,11 @@ def expire(as_json: bool) -> None:
 
 
 @click.command("retrieval")
-@click.option("--corpus", type=PATH, required=True, help="The memories, one JSON row a line.")
-@click.option("--queries", type=PATH, required=True, help="The questions, one JSON row a line.")
+@click.option("--corpus", type=EXISTING, required=True, help="The memories, one JSON row a line.")
+@click.option("--queries", type=EXISTING, required=True, help="The questions, one JSON row a line.")
 @click.option("--k", type=int, multiple=True, default=(5, 10), help="Cut-offs; repeat for several.")
 @click.option("--score-category", **MANY, help="Overall = only these categories (default: all).")
-@click.option("--json", "json_out", type=PATH, help="Write the report here.")
+@click.option("--json", "json_out", type=OUTPUT, help="Write the report here.")
 def bench_retrieval(
     corpus: Path,
     queries: Path,

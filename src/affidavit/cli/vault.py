@@ -13,17 +13,25 @@ import contextlib
 import json
 import secrets
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from affidavit.cli import passphrase
-from affidavit.cli.opening import open_vault
+from affidavit.cli.opening import open_memory, open_vault
 from affidavit.cli.output import print_json, shown, stderr, stdout, visible, warn
-from affidavit.cli.params import PATH, json_option
-from affidavit.core.errors import InputError, LockedError, UsageError
+from affidavit.cli.params import (
+    EXISTING,
+    EXISTING_OR_STDIN,
+    OUTPUT,
+    PATH,
+    caller_option,
+    json_option,
+)
+from affidavit.core.errors import InputError, LockedError, NotFoundError, UsageError
+from affidavit.core.wording import counted
 
 if TYPE_CHECKING:
     from affidavit.vault import NewItem
@@ -127,7 +135,7 @@ def init(
     "and keeps it until it exits (`status` only looks); every other process finds the "
     "vault locked.",
 )
-@click.option("--keyfile", type=PATH, help="The keyfile of a 2FA vault.")
+@click.option("--keyfile", type=EXISTING, help="The keyfile of a 2FA vault.")
 @click.option(
     "--auto-lock",
     type=click.IntRange(min=0),
@@ -175,7 +183,7 @@ def unlock(
         )
         return
     until = "for the next command that needs the key" if once else "until lock or reboot"
-    extra = f", auto-lock after {idle} idle minutes" if idle else ""
+    extra = f", auto-lock after {counted(idle, 'idle minute')}" if idle else ""
     where = ", secret in the OS keyring" if store == session.KEYRING else ""
     stdout.print(f"unlocked {path} {until}{extra}{where}", markup=False)
 
@@ -184,7 +192,7 @@ def unlock(
 @click.option("--sign", is_flag=True, help="First write an Ed25519-signed manifest of the vault.")
 @click.option(
     "--out",
-    type=PATH,
+    type=OUTPUT,
     help="Where to write the manifest (default: manifest.json in the vault).",
 )
 @json_option
@@ -270,7 +278,7 @@ def twofa_enable(keyfile: Path) -> None:
 
 
 @click.command("disable")
-@click.option("--keyfile", type=PATH, required=True, help="The keyfile the vault requires now.")
+@click.option("--keyfile", type=EXISTING, required=True, help="The keyfile the vault requires now.")
 def twofa_disable(keyfile: Path) -> None:
     """Stop requiring the keyfile.
 
@@ -290,31 +298,35 @@ def twofa_disable(keyfile: Path) -> None:
 
 
 @click.command("get")
-@click.argument("item_id", metavar="ID", help="The record id.")
+@click.argument("item_id", metavar="ID", help="The memory's or relation's id.")
+@caller_option
 @json_option
-def get(item_id: str, as_json: bool) -> None:
-    """Show one record."""
-    from affidavit import access
+def get(item_id: str, caller: str, as_json: bool) -> None:
+    """Show one memory (superseded ones too) or one relation.
 
-    vault = open_vault()
-    try:
-        item = access.Access(vault).readable(item_id)
-    finally:
-        vault.close()
+    With --json: as memory_get answers (a relation: its own object), with the notice that
+    recalled content is data, not instructions.
+    """
+    from affidavit.recall import WrongKindError, views
+
+    with open_memory(caller) as m:
+        try:
+            shown_json: Mapping[str, Any] = views.memory_got_json(m.get_memory(item_id))
+        except WrongKindError as exc:
+            if exc.kind != "relation":
+                raise NotFoundError(exc.message, "`affidavit review` shows captured ones") from None
+            shown_json = views.relation_got_json(m.get_relation(item_id))
     if as_json:
-        print_json(item.as_dict())
+        print_json(shown_json)
         return
-    data = dict(item.data)
-    text = data.pop("text", None)
-    if text is not None:
-        stdout.print(shown(text))
-    for key, value in [
-        ("id", item.id),
-        ("kind", item.kind),
-        ("namespace", item.namespace),
-        ("saved", item.saved_at),
-        *sorted(data.items()),
-    ]:
+    record = dict(shown_json.get("memory") or shown_json["relation"])
+    text = record.pop("text", None)
+    if text is None:  # a relation: its headline, then the rest
+        text = " ".join(str(record.pop(part)) for part in ("subject", "predicate", "object"))
+    stdout.print(shown(text))
+    for key, value in record.items():
+        if value is None or value == []:
+            continue
         joined = ", ".join(map(str, value)) if isinstance(value, list) else value
         stdout.print(shown(f"  {key}: {joined}"))
 
@@ -326,18 +338,14 @@ def get(item_id: str, as_json: bool) -> None:
     is_flag=True,
     help="Destroy its key and ciphertext too: unrecoverable from the vault.",
 )
+@caller_option
 @json_option
-def forget(item_id: str, shred: bool, as_json: bool) -> None:
+def forget(item_id: str, shred: bool, caller: str, as_json: bool) -> None:
     """Forget a record (with --shred, crypto-shred it)."""
-    from affidavit.recall import Memory
-
-    vault = open_vault()
-    try:
-        Memory(vault).forget(item_id, shred=shred)
-    finally:
-        vault.close()
+    with open_memory(caller) as m:
+        done = m.forget(item_id, shred=shred)
     if as_json:
-        print_json({"id": item_id, "forgotten": True, "shredded": shred})
+        print_json(done)
     else:
         stdout.print(f"{'shredded' if shred else 'forgot'} {item_id}", markup=False)
 
@@ -358,7 +366,10 @@ def export(plaintext: bool) -> None:
         items = list(vault.items())
     finally:
         vault.close()
-    warn(f"writing {len(items)} records in PLAINTEXT to stdout; protect or delete the copy")
+    warn(
+        f"writing {counted(len(items), 'record')} in PLAINTEXT to stdout; "
+        "protect or delete the copy"
+    )
     out = sys.stdout
     for item in items:
         row = item.as_dict()
@@ -403,7 +414,9 @@ def _read_import(source: str) -> list[NewItem]:
 
 
 @click.command("import")
-@click.argument("source", metavar="FILE", help="An export file (JSONL), or - for stdin.")
+@click.argument(
+    "source", metavar="FILE", type=EXISTING_OR_STDIN, help="An export file (JSONL), or - for stdin."
+)
 @json_option
 def import_(source: str, as_json: bool) -> None:
     """Import an export: all or nothing, idempotent by id."""
@@ -425,7 +438,8 @@ def import_(source: str, as_json: bool) -> None:
         print_json({"rows": len(items), **counts})
         return
     stdout.print(
-        f"imported {counts['imported']} records ({counts['already_present']} already present, "
+        f"imported {counted(counts['imported'], 'record')} "
+        f"({counts['already_present']} already present, "
         f"{counts['kept_forgotten']} forgotten here and left out)",
         markup=False,
     )
@@ -462,18 +476,19 @@ def status(as_json: bool) -> None:
         f"vault:   {info['path']}",
         f"state:   {_state_line(info)}",
         f"format:  {info['format']}",
-        f"size:    {info['size_bytes']:,} bytes on disk",
+        f"size:    {info['size_bytes']:,} {'byte' if info['size_bytes'] == 1 else 'bytes'} on disk",
     ]
     if "records" in info:
         spread = ", ".join(f"{k} {v}" for k, v in info["namespaces"].items()) or "none"
         lines[2:2] = [f"records: {info['records']} ({spread})"]
-        lines.append(f"audit:   {info['audit']['entries']} entries, head {info['audit']['head']}")
+        entries = counted(info["audit"]["entries"], "entry", "entries")
+        lines.append(f"audit:   {entries}, head {info['audit']['head']}")
         if info.get("auto_lock_minutes"):
-            lines.append(f"auto-lock: after {info['auto_lock_minutes']} idle minutes")
+            lines.append(f"auto-lock: after {counted(info['auto_lock_minutes'], 'idle minute')}")
         for pack in info["packs"]:
             lines.append(
                 visible(
-                    f"pack:    {pack['namespace']} ({pack['records']} records, "
+                    f"pack:    {pack['namespace']} ({counted(pack['records'], 'record')}, "
                     f"{pack['signature']}, sequence {pack['sequence']}) from {pack['path']}"
                 )
             )
@@ -509,7 +524,9 @@ def _state_line(info: dict[str, Any]) -> str:
 
 
 @click.command("verify")
-@click.argument("manifest_path", metavar="MANIFEST", type=PATH, help="A file `lock --sign` wrote.")
+@click.argument(
+    "manifest_path", metavar="MANIFEST", type=EXISTING, help="A file `lock --sign` wrote."
+)
 @click.option(
     "--vault", type=PATH, help="Also check that this vault directory's file is the signed one."
 )
@@ -529,7 +546,8 @@ def verify(manifest_path: Path, vault: Path | None, key: str | None, as_json: bo
         markup=False,
     )
     stdout.print(
-        f"  {report['records']} records, {report['audit_entries']} audit entries, "
+        f"  {counted(report['records'], 'record')}, "
+        f"{counted(report['audit_entries'], 'audit entry', 'audit entries')}, "
         f"signed {report['created_at']}",
         markup=False,
     )

@@ -46,6 +46,7 @@ from affidavit.console.memory_review import review_link, review_routes
 from affidavit.console.memory_vault import VaultHolder
 from affidavit.console.widgets import card, confirm_form
 from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
+from affidavit.recall import Claim, EdgeQuery, views
 
 if TYPE_CHECKING:
     from affidavit.recall import Memory, MemoryView
@@ -77,46 +78,74 @@ def search_args(values: dict[str, str]) -> dict[str, Any]:
     return args
 
 
-def section(console: Console) -> Section:
-    """The memory section."""
-    holder = VaultHolder()
-    jobs = Jobs()
+def values_of(request: Request) -> dict[str, str]:
+    """The search form's filters from the query string, stripped (missing ones empty)."""
+    return {name: request.query_params.get(name, "").strip() for name in FILTERS}
 
-    def page(title: str, active: str, *body: Child, status: int = 200) -> HTMLResponse:
+
+def namespaces(memory: Memory) -> list[str]:
+    """The namespaces the console's caller may read (the search form's choices)."""
+    return [row["name"] for row in memory.namespaces()["namespaces"]]
+
+
+def correct(memory: Memory, view: MemoryView, fields: dict[str, str]) -> str:
+    """Store the correction of ``view`` (same namespace, tags, kind and importance) as the
+    memory that supersedes it; its id."""
+    outcome = memory.store(
+        Claim(
+            fields["text"],
+            fields["source"] or f"correction of {view['id']} in the console",
+            namespace=view["namespace"],
+            tags=tuple(view["tags"]),
+            kind="opinion" if view["kind"] == "opinion" else "fact",
+            importance=view["importance"],
+            supersedes=(view["id"],),
+        )
+    )
+    return str(outcome["id"])
+
+
+class MemoryPages:
+    """The memory section's handlers over its small state: the console's frame, the vault the
+    console unlocked (``holder``) and the imports under way (``jobs``). Each route is one
+    method; a handler that needs the vault hands its work to :meth:`guarded`."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.holder = VaultHolder()
+        self.jobs = Jobs()
+
+    def page(self, title: str, active: str, *body: Child, status: int = 200) -> HTMLResponse:
         main = [tag("h1", "Memory") if active != "m" else None, tabs(active), *body]
-        return console.page(title, main, active=SLUG, scripts=SCRIPTS, status=status)
+        return self.console.page(title, main, active=SLUG, scripts=SCRIPTS, status=status)
 
-    async def locked(active: str, error: Markup | None = None, status: int = 200) -> HTMLResponse:
+    async def locked(
+        self, active: str, error: Markup | None = None, status: int = 200
+    ) -> HTMLResponse:
         try:
-            known: Any = await run_in_threadpool(holder.locked_status)
+            known: Any = await run_in_threadpool(self.holder.locked_status)
         except NotFoundError:
             known = None
-        return page("Memory (locked)", active, unlock_card(known, error), status=status)
+        return self.page("Memory (locked)", active, unlock_card(known, error), status=status)
 
-    async def guarded(active: str, work: Callable[[Memory], Response]) -> Response:
+    async def guarded(self, active: str, work: Callable[[Memory], Response]) -> Response:
         """Run ``work(memory)`` in the pool; a locked vault shows the unlock card instead."""
         try:
-            memory = await run_in_threadpool(holder.memory)
+            memory = await run_in_threadpool(self.holder.memory)
         except (LockedError, NotFoundError):
-            return await locked(active)
+            return await self.locked(active)
         try:
             result: Response = await run_in_threadpool(work, memory)
         except LockedError:
-            holder.drop()
-            return await locked(active)
+            self.holder.drop()
+            return await self.locked(active)
         except AffidavitError as exc:
-            return page("Memory", active, notice("error", str(exc)), status=400)
+            return self.page("Memory", active, notice("error", str(exc)), status=400)
         return result
-
-    def values_of(request: Request) -> dict[str, str]:
-        return {name: request.query_params.get(name, "").strip() for name in FILTERS}
-
-    def namespaces(memory: Memory) -> list[str]:
-        return sorted(memory.vault.status()["namespaces"])
 
     # -- search ------------------------------------------------------------------------------
 
-    async def index(request: Request) -> Response:
+    async def index(self, request: Request) -> Response:
         values = values_of(request)
 
         def work(memory: Memory) -> Response:
@@ -140,11 +169,11 @@ def section(console: Console) -> Section:
                     id="results",
                     data_query="",
                 )
-            return page("Memory", "", card(form), card(found, id="results-card"))
+            return self.page("Memory", "", card(form), card(found, id="results-card"))
 
-        return await guarded("", work)
+        return await self.guarded("", work)
 
-    async def fragment(request: Request) -> Response:
+    async def fragment(self, request: Request) -> Response:
         """Just the results, for the page's script (the same search as the full page), in one
         trip to the thread pool: this is the round trip the page waits for."""
         values = values_of(request)
@@ -153,7 +182,7 @@ def section(console: Console) -> Section:
 
         def work() -> HTMLResponse:
             try:
-                memory = holder.memory()
+                memory = self.holder.memory()
             except (LockedError, NotFoundError):
                 return HTMLResponse(str(notice("warn", "The vault is locked; reload.")), 409)
             started = time.perf_counter()
@@ -168,25 +197,25 @@ def section(console: Console) -> Section:
 
         return await run_in_threadpool(work)
 
-    async def unlock(request: Request) -> Response:
+    async def unlock(self, request: Request) -> Response:
         form = await read_form(request, max_files=0)
         passphrase = form.get("passphrase")
         try:
             await run_in_threadpool(
-                holder.unlock, passphrase if isinstance(passphrase, str) else ""
+                self.holder.unlock, passphrase if isinstance(passphrase, str) else ""
             )
         except AffidavitError as exc:
-            return await locked("", notice("error", str(exc)), 400)
+            return await self.locked("", notice("error", str(exc)), 400)
         return RedirectResponse(f"/{SLUG}/", status_code=303)
 
-    async def lock(request: Request) -> Response:
+    async def lock(self, request: Request) -> Response:
         await read_form(request, max_files=0)
-        await run_in_threadpool(lambda: holder.drop(by_user=True))
+        await run_in_threadpool(lambda: self.holder.drop(by_user=True))
         return RedirectResponse(f"/{SLUG}/", status_code=303)
 
     # -- one memory --------------------------------------------------------------------------
 
-    async def show(request: Request) -> Response:
+    async def show(self, request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
 
         def work(memory: Memory) -> Response:
@@ -194,10 +223,10 @@ def section(console: Console) -> Section:
             view = history["memory"]
             edges = [
                 r
-                for r in memory.relations(limit=GRAPH_LIMIT)["relations"]
+                for r in memory.relations(EdgeQuery(limit=GRAPH_LIMIT))["relations"]
                 if r.get("src_id") == memory_id
             ]
-            return page(
+            return self.page(
                 view["text"][:60],
                 "m",
                 card(memory_block(view, heading=True), id="memory"),
@@ -210,9 +239,9 @@ def section(console: Console) -> Section:
                 actions_card(view),
             )
 
-        return await guarded("m", work)
+        return await self.guarded("m", work)
 
-    async def act(request: Request) -> Response:
+    async def act(self, request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
         action = request.path_params["action"]
         if action not in ACTIONS:
@@ -225,14 +254,14 @@ def section(console: Console) -> Section:
             if action == "correct" and not fields["text"]:
                 raise UsageError("write the corrected memory", "it replaces the old text")
             if text(form, "confirm") != "yes":
-                return confirmation(view, action, fields)
+                return self.confirmation(view, action, fields)
             if action == "correct":
                 return RedirectResponse(
                     f"/{SLUG}/m/{correct(memory, view, fields)}", status_code=303
                 )
             memory.forget(memory_id, shred=action == "shred")
             done = "shredded" if action == "shred" else "forgotten"
-            return page(
+            return self.page(
                 "Memory",
                 "m",
                 notice("ok", f"Memory {memory_id} was {done}."),
@@ -242,9 +271,9 @@ def section(console: Console) -> Section:
                 ),
             )
 
-        return await guarded("m", work)
+        return await self.guarded("m", work)
 
-    def confirmation(view: MemoryView, action: str, fields: dict[str, str]) -> Response:
+    def confirmation(self, view: MemoryView, action: str, fields: dict[str, str]) -> Response:
         label, consequence = ACTIONS[action]
         proposed = (
             tag("blockquote", fields["text"], class_="proposed") if action == "correct" else None
@@ -256,7 +285,7 @@ def section(console: Console) -> Section:
             fields,
             danger=action != "correct",
         )
-        return page(
+        return self.page(
             f"{label}?",
             "m",
             card(
@@ -271,28 +300,16 @@ def section(console: Console) -> Section:
             ),
         )
 
-    def correct(memory: Memory, view: MemoryView, fields: dict[str, str]) -> str:
-        outcome = memory.store(
-            text=fields["text"],
-            source=fields["source"] or f"correction of {view['id']} in the console",
-            namespace=view["namespace"],
-            tags=view["tags"],
-            kind=view["kind"],
-            importance=view["importance"],
-            supersedes=[view["id"]],
-        )
-        return str(outcome["id"])
-
     # -- graph, overview ---------------------------------------------------------------------
 
-    async def graph(request: Request) -> Response:
+    async def graph(self, request: Request) -> Response:
         entity = request.query_params.get("entity", "").strip()
 
         def work(memory: Memory) -> Response:
-            found = memory.relations(entity=entity or None, limit=GRAPH_LIMIT)
+            found = memory.relations(EdgeQuery(entity=entity or None, limit=GRAPH_LIMIT))
             title = f"Relations of {entity}" if entity else "All relations"
             more = f" (the newest {GRAPH_LIMIT} of {found['total']})" if found["truncated"] else ""
-            return page(
+            return self.page(
                 "Relations",
                 "graph",
                 card(
@@ -308,6 +325,7 @@ def section(console: Console) -> Section:
                         "div",
                         id="graph",
                         data_src=rooted(f"/{SLUG}/graph.json"),
+                        data_memory=rooted(f"/{SLUG}/m/"),
                         data_entity=entity,
                         class_="graph",
                     ),
@@ -319,50 +337,29 @@ def section(console: Console) -> Section:
                 ),
             )
 
-        return await guarded("graph", work)
+        return await self.guarded("graph", work)
 
-    async def graph_data(request: Request) -> Response:
+    async def graph_data(self, request: Request) -> Response:
         entity = request.query_params.get("entity", "").strip() or None
         try:
-            memory = await run_in_threadpool(holder.memory)
+            memory = await run_in_threadpool(self.holder.memory)
             found = await run_in_threadpool(
-                lambda: memory.relations(entity=entity, limit=GRAPH_LIMIT)
+                lambda: memory.relations(EdgeQuery(entity=entity, limit=GRAPH_LIMIT))
             )
         except AffidavitError as exc:
             return JSONResponse({"error": str(exc)}, status_code=409)
-        return JSONResponse(
-            {
-                "entity": entity,
-                "truncated": found["truncated"],
-                "edges": [
-                    {
-                        "id": r["id"],
-                        "subject": r["subject"],
-                        "predicate": r["predicate"],
-                        "object": r["object"],
-                        "valid_from": r.get("valid_from"),
-                        "valid_to": r.get("valid_to"),
-                        "src": rooted(f"/{SLUG}/m/{r['src_id']}") if r.get("src_id") else None,
-                    }
-                    for r in found["relations"]
-                ],
-            }
-        )
+        return JSONResponse({"entity": entity, **views.relations_json(found)})
 
-    async def overview(request: Request) -> Response:
+    async def overview(self, request: Request) -> Response:
         def work(memory: Memory) -> Response:
             from affidavit.intake import candidates
 
-            status = memory.vault.status()
-            grants = memory.access.grants()
-            views = [
-                it
-                for it in memory.vault.items("memory")
-                if grants.mode(memory.access.caller, it.namespace) != "none"
-            ]
+            listing = memory.namespaces()
+            readable = {row["name"] for row in listing["namespaces"]}
+            views = [it for it in memory.vault.items("memory") if it.namespace in readable]
             report = memory.vault.verify_audit()
             latest = memory.vault.audit_log(limit=AUDIT_SHOWN)
-            return page(
+            return self.page(
                 "Memory overview",
                 "overview",
                 review_link(len(candidates(memory))),
@@ -384,44 +381,50 @@ def section(console: Console) -> Section:
                 ),
                 tag(
                     "div",
-                    namespaces_card(status, grants.table),
+                    namespaces_card(listing, memory.access.grants().table),
                     audit_card(report, latest),
                     class_="panels",
                 ),
                 lock_card(),
             )
 
-        return await guarded("overview", work)
+        return await self.guarded("overview", work)
 
     # -- import ------------------------------------------------------------------------------
 
-    async def import_page(request: Request) -> Response:
-        return await guarded("import", lambda memory: page("Import", "import", import_card()))
+    async def import_page(self, request: Request) -> Response:
+        return await self.guarded(
+            "import", lambda memory: self.page("Import", "import", import_card())
+        )
 
-    async def import_start(request: Request) -> Response:
+    async def import_start(self, request: Request) -> Response:
         form = await read_form(request, max_files=0)
         source = text(form, "path")
 
         def work(memory: Memory) -> Response:
             if not source:
                 raise UsageError("name the export file", "write its path on this machine")
-            job = jobs.start(memory, local_path("the export file", source))
+            job = self.jobs.start(memory, local_path("the export file", source))
             return RedirectResponse(f"/{SLUG}/import/{job.id}", status_code=303)
 
-        return await guarded("import", work)
+        return await self.guarded("import", work)
 
-    async def import_show(request: Request) -> Response:
-        job = jobs.get(request.path_params["job"])
+    async def import_show(self, request: Request) -> Response:
+        job = self.jobs.get(request.path_params["job"])
         if job is None:
-            return page("Import", "import", notice("error", "No such import."), status=404)
-        return page("Import", "import", import_card(job.state()))
+            return self.page("Import", "import", notice("error", "No such import."), status=404)
+        return self.page("Import", "import", import_card(job.state()))
 
-    async def import_state(request: Request) -> Response:
-        job = jobs.get(request.path_params["job"])
+    async def import_state(self, request: Request) -> Response:
+        job = self.jobs.get(request.path_params["job"])
         if job is None:
             return JSONResponse({"error": "no such import"}, status_code=404)
         return JSONResponse(job.state().as_json())
 
+
+def section(console: Console) -> Section:
+    """The memory section: its routes, each a method of one :class:`MemoryPages`."""
+    pages = MemoryPages(console)
     return Section(
         slug=SLUG,
         title="Memory",
@@ -429,19 +432,19 @@ def section(console: Console) -> Section:
         "grants and the audit chain; correct, forget or import from the page; review what "
         "capture took.",
         routes=[
-            Route("/", index),
-            Route("/results", fragment),
-            Route("/unlock", unlock, methods=["POST"]),
-            Route("/lock", lock, methods=["POST"]),
-            Route("/m/{memory_id}", show),
-            Route("/m/{memory_id}/{action}", act, methods=["POST"]),
-            Route("/graph", graph),
-            Route("/graph.json", graph_data),
-            Route("/overview", overview),
-            Route("/import", import_page),
-            Route("/import", import_start, methods=["POST"]),
-            Route("/import/{job}", import_show),
-            Route("/import/{job}/state", import_state),
-            *review_routes(page, guarded),
+            Route("/", pages.index),
+            Route("/results", pages.fragment),
+            Route("/unlock", pages.unlock, methods=["POST"]),
+            Route("/lock", pages.lock, methods=["POST"]),
+            Route("/m/{memory_id}", pages.show),
+            Route("/m/{memory_id}/{action}", pages.act, methods=["POST"]),
+            Route("/graph", pages.graph),
+            Route("/graph.json", pages.graph_data),
+            Route("/overview", pages.overview),
+            Route("/import", pages.import_page),
+            Route("/import", pages.import_start, methods=["POST"]),
+            Route("/import/{job}", pages.import_show),
+            Route("/import/{job}/state", pages.import_state),
+            *review_routes(pages.page, pages.guarded),
         ],
     )

@@ -13,8 +13,8 @@ from affidavit.console.memory_pages import SLUG
 from affidavit.console.widgets import button_form, card, post_form, table
 
 if TYPE_CHECKING:
-    from affidavit.recall import MemoryView
-    from affidavit.vault import AuditEntry, AuditReport, VaultStatus
+    from affidavit.recall import MemoryView, wire
+    from affidavit.vault import AuditEntry, AuditReport
 
 
 def actions_card(view: MemoryView) -> Markup:
@@ -57,11 +57,18 @@ def actions_card(view: MemoryView) -> Markup:
     )
 
 
-def namespaces_card(status: VaultStatus, table_of_grants: dict[str, dict[str, str]]) -> Markup:
-    """Records per namespace, and every grant set (callers without one get the defaults)."""
+def namespaces_card(
+    listing: wire.NamespacesJSON, table_of_grants: dict[str, dict[str, str]]
+) -> Markup:
+    """The namespaces the console's caller may read (memories, relations, access: what
+    ``affidavit namespaces`` and memory_list_namespaces show), and every grant set (callers
+    without one get the defaults)."""
     counts = table(
-        ("namespace", "records"),
-        [(name, count) for name, count in status["namespaces"].items()],
+        ("namespace", "memories", "relations", "access"),
+        [
+            (row["name"], row["memories"], row["relations"], row["access"])
+            for row in listing["namespaces"]
+        ],
         id="namespaces",
     )
     rows = [

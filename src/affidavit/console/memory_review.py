@@ -40,7 +40,6 @@ ACTIONS = {
     ),
     "drop": ("Drop", "It is forgotten without being stored."),
 }
-DEFAULT_NAMESPACE = "default"
 
 
 def review_link(waiting: int) -> Markup:
@@ -70,9 +69,10 @@ def _about(c: Candidate) -> Markup:
     )
 
 
-def _item(c: Candidate) -> Markup:
-    """One candidate and its form: the text and namespace to accept it with, and its two
-    buttons (Drop posts the same form to the drop address, which reads neither field)."""
+def _item(c: Candidate, namespace: str) -> Markup:
+    """One candidate and its form: the text and namespace to accept it with (``namespace``,
+    the caller's own, unless changed), and its two buttons (Drop posts the same form to the
+    drop address, which reads neither field)."""
     form = tag(
         "form",
         tag("label", "Text to store", tag("textarea", c.text, name="text")),
@@ -81,7 +81,7 @@ def _item(c: Candidate) -> Markup:
             tag(
                 "label",
                 "Namespace",
-                tag("input", type="text", name="namespace", value=DEFAULT_NAMESPACE),
+                tag("input", type="text", name="namespace", value=namespace),
             ),
             tag("button", "Accept…", type="submit", class_="primary accept"),
             tag(
@@ -108,10 +108,11 @@ def _item(c: Candidate) -> Markup:
     )
 
 
-def review_card(waiting: Sequence[Candidate]) -> Markup:
-    """Every candidate waiting, oldest first, or that there is none."""
+def review_card(waiting: Sequence[Candidate], namespace: str) -> Markup:
+    """Every candidate waiting, oldest first, or that there is none; each accepted into
+    ``namespace`` (the caller's own) unless the form says otherwise."""
     body: Child = (
-        tag("ul", [_item(c) for c in waiting], class_="hits", id="candidates")
+        tag("ul", [_item(c, namespace) for c in waiting], class_="hits", id="candidates")
         if waiting
         else tag("p", "No candidates waiting.", class_="muted", id="candidates")
     )
@@ -155,18 +156,18 @@ def _confirmation(c: Candidate, action: str, fields: dict[str, str]) -> Markup:
 def _accepted(memory: Memory, c: Candidate, fields: dict[str, str]) -> Markup:
     """Accept ``c`` as the CLI does; what happened, as a notice."""
     from affidavit.intake import accept
-    from affidavit.recall import store_json
+    from affidavit.recall import views
 
     wording = None if fields["text"] == c.text else fields["text"]
     outcome = accept(memory, c.id, text=wording, namespace=fields["namespace"])
-    said = store_json(outcome, fields["namespace"])
+    said = views.store_json(outcome)
     if outcome["id"] is None:
         return notice("warn", f"Not stored ({said['status']}): {said['reason']}.")
     return notice(
         "ok",
         f"Accepted ({said['status']}): ",
         memory_link(outcome["id"]),
-        f" in {fields['namespace']}.",
+        f" in {outcome['namespace']}.",
     )
 
 
@@ -177,7 +178,8 @@ def review_routes(page: Page, guarded: Guarded) -> list[Route]:
     def listing(memory: Memory, *above: Child, status: int = 200) -> HTMLResponse:
         from affidavit.intake import candidates
 
-        return page("Review", TAB, *above, review_card(candidates(memory)), status=status)
+        waiting = review_card(candidates(memory), memory.namespace)
+        return page("Review", TAB, *above, waiting, status=status)
 
     async def show(request: Request) -> Response:
         return await guarded(TAB, listing)
@@ -190,12 +192,13 @@ def review_routes(page: Page, guarded: Guarded) -> list[Route]:
         form = await read_form(request, max_files=0)
         fields = {
             "text": text(form, "text"),
-            "namespace": text(form, "namespace") or DEFAULT_NAMESPACE,
+            "namespace": text(form, "namespace"),
         }
 
         def work(memory: Memory) -> Response:
             from affidavit.intake import candidate, drop
 
+            fields["namespace"] = fields["namespace"] or memory.namespace
             c = candidate(memory, candidate_id)
             if action == "accept" and not fields["text"]:
                 raise UsageError("the text to store is empty", "write the memory, or drop it")

@@ -21,6 +21,7 @@ import os
 import re
 
 from affidavit.core.errors import InputError
+from affidavit.core.wording import counted
 
 MIN_LENGTH = 12
 WAIVER_FLAG = "--weak-passphrase-ok"
@@ -77,7 +78,7 @@ def _folded(passphrase: str) -> set[str]:
 def weakness(passphrase: str) -> str | None:
     """Why ``passphrase`` is too weak to choose, in words; None when it passes the rule."""
     if len(passphrase) < MIN_LENGTH:
-        return f"it has {len(passphrase)} characters, fewer than {MIN_LENGTH}"
+        return f"it has {counted(len(passphrase), 'character')}, fewer than {MIN_LENGTH}"
     if len(set(passphrase.lower())) <= 2:
         return "it repeats one or two characters"
     folded = _folded(passphrase)

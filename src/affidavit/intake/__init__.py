@@ -15,11 +15,11 @@ Public API (every name is loaded on first use)::
 
     from affidavit.intake import capture_transcript, candidates, accept, drop
     capture_transcript(memory, path) -> CaptureReport   (.line(): the hook's one line)
-    candidates(memory) -> [Candidate]     accept(memory, id, text=None, namespace="default")
+    candidates(memory) -> [Candidate]     accept(memory, id, text=None, namespace=None)
     candidate(memory, id) -> Candidate    (NotFoundError unless it is waiting)
     drop(memory, id)                      CANDIDATE, CAPTURE_NAMESPACE, ASSISTANT_SAID
     read_plan(Format, path, max_chars) -> Plan(format, notes: [Note], skipped: [Skip])
-    store_plan(memory, plan, namespace="default", progress=None) -> Stored
+    store_plan(memory, plan, namespace=None, progress=None) -> Stored
     extract(text, max_chars) -> [Extracted(text, category: Category)]
 """
 

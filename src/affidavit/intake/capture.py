@@ -194,21 +194,25 @@ def candidate(memory: Memory, candidate_id: str) -> Candidate:
 
 
 def accept(
-    memory: Memory, candidate_id: str, *, text: str | None = None, namespace: str = "default"
+    memory: Memory, candidate_id: str, *, text: str | None = None, namespace: str | None = None
 ) -> StoreOutcome:
     """Store a candidate (or ``text``, its edited wording) as a memory, then forget it.
 
     A store that finds the memory already there (a duplicate) also clears the candidate; an
     edit the claim rules refuse raises before anything changes.
     """
+    from affidavit.recall import Claim
+
     item = _waiting(memory, candidate_id)
     shown = _candidate(item)  # a secret an older release captured is stored masked
     outcome = memory.store(
-        text=shown.text if text is None else text,
-        source=shown.source,
-        tags=[shown.category],
-        discovered=item.data.get("discovered"),
-        namespace=namespace,
+        Claim(
+            shown.text if text is None else text,
+            shown.source,
+            tags=(shown.category,),
+            discovered=item.data.get("discovered"),
+            namespace=namespace,
+        )
     )
     if outcome["id"] is not None:
         memory.forget(candidate_id)

@@ -35,7 +35,7 @@ from affidavit.core.regular_file import read_named
 from affidavit.core.secret_text import holds_secret
 from affidavit.exports import USER, read_export
 from affidavit.intake.sentences import extract
-from affidavit.recall import StoreStatus, check_claim
+from affidavit.recall import Claim, StoreStatus, check_claim
 
 if TYPE_CHECKING:
     from affidavit.recall import Memory
@@ -61,18 +61,16 @@ class Note:
     discovered: str | None = None
     kind: str = "fact"
 
-    def fields(self, namespace: str) -> dict[str, Any]:
-        """The ``store_many`` item for this claim."""
-        out: dict[str, Any] = {
-            "text": self.text,
-            "source": self.source,
-            "tags": list(self.tags),
-            "kind": self.kind,
-            "namespace": namespace,
-        }
-        if self.discovered:
-            out["discovered"] = self.discovered
-        return out
+    def claim(self, namespace: str | None) -> Claim:
+        """The claim ``store_many`` takes for this note (``namespace`` None: the caller's)."""
+        return Claim(
+            self.text,
+            self.source,
+            namespace=namespace,
+            tags=self.tags,
+            discovered=self.discovered,
+            kind="opinion" if self.kind == "opinion" else "fact",
+        )
 
 
 @dataclass(frozen=True)
@@ -322,13 +320,13 @@ def store_plan(
     memory: Memory,
     plan: Plan,
     *,
-    namespace: str = "default",
+    namespace: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Stored:
     """Store every note of ``plan`` in one batch (all or nothing; repeats are duplicates)."""
     if not plan.notes:
         return Stored(0, 0, 0)
-    outcomes = memory.store_many([n.fields(namespace) for n in plan.notes], progress=progress)
+    outcomes = memory.store_many([n.claim(namespace) for n in plan.notes], progress=progress)
     statuses = [o["status"] for o in outcomes]
     return Stored(
         stored=statuses.count(StoreStatus.STORED),

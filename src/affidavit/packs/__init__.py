@@ -42,9 +42,9 @@ if TYPE_CHECKING:
         build_pack_from,
         check_request,
         parse_records,
-        read_input,
     )
     from affidavit.packs.errors import CHECKS, PackFormatError, PackRefused, PackTrustRefused
+    from affidavit.packs.inputs import read_input
     from affidavit.packs.search import MAX_QUERY_CHARS, Filters, PackIndex
     from affidavit.packs.sign import SignResult, parse_expires, sign_pack
     from affidavit.packs.sources import (

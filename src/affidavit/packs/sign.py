@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -20,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from affidavit.core.atomic import fsync_dir
+from affidavit.core.durations import EXAMPLES, add_duration
 from affidavit.core.errors import ConflictError, ExternalError, NotFoundError, UsageError
 from affidavit.crypto.signers import SshPublicKey, read_public_key
 from affidavit.packs import format as fmt
@@ -27,8 +27,6 @@ from affidavit.packs.errors import PackFormatError
 from affidavit.packs.reading import PackContents, read_pack
 from affidavit.packs.trust import TrustOptions
 from affidavit.packs.verify import verify_pack
-
-_DAYS_RE = re.compile(r"([0-9]{1,5})d")
 
 
 @dataclass(frozen=True)
@@ -57,16 +55,17 @@ class SignResult:
 
 
 def parse_expires(text: str, now: datetime) -> datetime:
-    """``90d`` (days from now) or an exact UTC time; after now, at most 1825 days ahead."""
-    days = _DAYS_RE.fullmatch(text)
-    if days:
-        expires = now + timedelta(days=int(days[1]))
+    """A duration from now (90d, 2w, 3m, 1y: the grammar of :mod:`affidavit.core.durations`)
+    or an exact UTC time; after now, at most 1825 days ahead."""
+    later = add_duration(now, text, "--expires")
+    if later is not None:
+        expires = later
     else:
         try:
             expires = fmt.parse_utc(text)
         except PackFormatError as exc:
             raise UsageError(
-                f"--expires {text[:40]!r} is neither a number of days (90d) nor a UTC time",
+                f"--expires {text[:40]!r} is neither a duration ({EXAMPLES}) nor a UTC time",
                 "write e.g. --expires 90d or --expires 2027-01-31T00:00:00Z",
             ) from exc
     if expires <= now:

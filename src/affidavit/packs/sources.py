@@ -4,7 +4,7 @@ A pack is built from source messages (``{"id", "date", "speaker", "text"}``, one
 records that quote them. A ChatGPT or Claude export becomes such a file here: its messages are
 numbered 1, 2, 3, ... in the order the export lists conversations and, within each, messages;
 dates are whole UTC seconds and the speaker is ``user`` or ``assistant``. Either way the
-messages are then read by :func:`affidavit.packs.build.parse_messages`, so an export is held to
+messages are then read by :func:`affidavit.packs.inputs.parse_messages`, so an export is held to
 exactly the rules a hand-written file is. ``affidavit pack messages`` prints the numbered file
 for a user who writes records by hand.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from affidavit.exports import Export
 from affidavit.packs import format as fmt
-from affidavit.packs.build import Message, parse_messages, read_input
+from affidavit.packs.inputs import Message, parse_messages, read_input
 
 
 @dataclass(frozen=True)

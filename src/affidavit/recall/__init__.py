@@ -8,11 +8,13 @@ the namespaces its grants allow (:mod:`affidavit.access`).
 
 Public API (every name is loaded on first use)::
 
-    from affidavit.recall import Memory, SearchPage, search_json
+    from affidavit.recall import Claim, Memory, SearchPage, search_json
 
     Memory(vault, *, embedder=<the shared model>, caller="user")   the facade: store,
-        store_many, search, get_memory, get_relation, recent, forget, link, relations,
-        unlink, expire, status, import_rows (see :mod:`.memory`)
+        store_many, search, get_memory, get_relation, history, recent, forget, link,
+        relations, unlink, expire, namespaces, status, import_rows (see :mod:`.memory`)
+    Claim, Link, EdgeQuery  what store / store_many, link and relations take: frozen values,
+                            checked when made (InputError), at the edge that read the input
     WrongKindError          a NotFoundError: the id names a memory, not a relation (or back)
     check_claim(text, max_chars) -> str   the one-claim rule a store applies (InputError)
     embed_missing(vault, items, progress=None) -> items   windows for rows without a vector
@@ -22,11 +24,16 @@ Public API (every name is loaded on first use)::
     run_selftest() -> dict  recall end to end on a private temporary vault
     MemoryHistory, HistoryEvent   what Memory.history returns (:mod:`.history`)
 
-    The values reads and writes return (TypedDicts: JSON is the point), and the one wire
-    shape of each, shared by the CLI's --json and the memory MCP server (:mod:`.views`):
+    The values reads and writes return (TypedDicts: JSON is the point, :mod:`.views`):
     MemoryView, MemoryHit, SearchPage, RelationView, LinkOutcome, RelationPage,
-    StoreOutcome + StoreStatus, Forgotten, Unlinked, Expired, RecallStatus;
-    memory_json, relation_json, search_json, memories_json, store_json; NOTICE
+    StoreOutcome + StoreStatus, RecallStatus; NOTICE
+    wire          the JSON each of them is published as (MemoryJSON, SearchJSON, StoreJSON,
+                  StatusJSON, ...), shared by the CLI's --json, the memory MCP server and
+                  the console; the memory server's output schemas are generated from it
+    views         the one serializer per value: memory_json, search_json, memories_json,
+                  memory_got_json, relation_json, relation_got_json, link_json,
+                  relations_json, store_json, store_many_json, status_json,
+                  locked_status_json
     ScoreParts    a hit's ``parts``: why it matched (channels' shares, priors, age, page);
                   kept off the wire, which carries score and channels
 
@@ -44,10 +51,11 @@ from typing import TYPE_CHECKING
 from affidavit.core.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from affidavit.recall import bench, installed_packs, maintenance
-    from affidavit.recall.claims import check_claim
+    from affidavit.recall import bench, installed_packs, maintenance, views, wire
+    from affidavit.recall.claims import Claim, check_claim
     from affidavit.recall.embedder import availability, prefer_shared, shared_embedder
     from affidavit.recall.errors import WrongKindError
+    from affidavit.recall.graph import EdgeQuery, Link
     from affidavit.recall.history import HistoryEvent, MemoryHistory
     from affidavit.recall.memory import Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
@@ -55,8 +63,6 @@ if TYPE_CHECKING:
     from affidavit.recall.selftest import run_selftest
     from affidavit.recall.views import (
         NOTICE,
-        Expired,
-        Forgotten,
         LinkOutcome,
         MemoryHit,
         MemoryView,
@@ -65,20 +71,15 @@ if TYPE_CHECKING:
         RelationView,
         SearchPage,
         StoreOutcome,
-        StoreStatus,
-        Unlinked,
-        memories_json,
-        memory_json,
-        relation_json,
-        search_json,
-        store_json,
     )
+    from affidavit.recall.wire import StoreStatus
 
 __all__ = [
     "NOTICE",
-    "Expired",
-    "Forgotten",
+    "Claim",
+    "EdgeQuery",
     "HistoryEvent",
+    "Link",
     "LinkOutcome",
     "Memory",
     "MemoryHistory",
@@ -91,7 +92,6 @@ __all__ = [
     "SearchPage",
     "StoreOutcome",
     "StoreStatus",
-    "Unlinked",
     "WrongKindError",
     "availability",
     "bench",
@@ -99,14 +99,11 @@ __all__ = [
     "embed_missing",
     "installed_packs",
     "maintenance",
-    "memories_json",
-    "memory_json",
     "pack_source",
     "prefer_shared",
-    "relation_json",
     "run_selftest",
-    "search_json",
     "shared_embedder",
-    "store_json",
+    "views",
+    "wire",
 ]
 __getattr__, __dir__ = lazy_exports(globals())

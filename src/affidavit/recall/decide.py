@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.recall.claims import Claim
 from affidavit.recall.ranking import RecallIndex, params
 from affidavit.recall.ranking.channels import query_terms
-from affidavit.recall.views import StoreStatus
+from affidavit.recall.wire import StoreStatus
 from affidavit.vault import VaultItem
 
 if TYPE_CHECKING:
@@ -210,9 +210,9 @@ class BatchRepeats:
         return float((self._vectors[ia] @ self._vectors[ib][0]).max()) >= params.DUPLICATE_COSINE
 
 
-def _place(claim: Claim) -> tuple[str, str, str | None, int | None]:
+def _place(claim: Claim) -> tuple[str | None, str, str | None, int | None]:
     """Where a claim can have a duplicate: namespace, kind, and its thread and turn if any."""
-    return (claim.namespace, claim.kind, claim.structure.get("thread"), claim.structure.get("turn"))
+    return (claim.namespace, claim.kind, claim.thread, claim.turn)
 
 
 def _words(text: str) -> set[str]:

@@ -16,9 +16,17 @@ Why this shape:
   (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms). A search question
   is ~11 tokens: a one-token-row MatMul is bound by reading the folded float weights, so a
   second thread only adds wake-ups (quiet box: 6.9 vs 7.6 ms p50; one core busy elsewhere:
-  6.1 vs 6.8 ms). A ~24-token memory ties (9.8 vs 9.5 ms); only 32-text import batches
-  gain from two threads on a quiet box (444 vs 399 ms), and lose under load (435 vs 509).
-  Vectors are bit-identical either way. A second session to have both costs +88 MB RSS.
+  6.1 vs 6.8 ms). A single question or memory therefore runs on one thread. Bulk work
+  (imports, ``bench retrieval``) uses both cores differently: :data:`BULK_THREADS` threads
+  each run a whole batch through the same session at once (onnxruntime's ``run`` may be
+  called concurrently), so no second session (+88 MB RSS) and no per-operator wake-ups.
+- Bulk batches are cut by padded tokens, not by count (:data:`BATCH_TOKENS`): the cost per
+  token grows with a call's size once its activations leave the cache (one 256-token window
+  alone: 345 us a token; 16 of them in one call: 569 us), while tiny calls pay the
+  per-call overhead (one 20-token text: 464 us a token; 16 of them: 287 us). Windows are
+  sorted by length first, so padding stays small, and a window that occurs twice in a
+  batch of texts (a repeated text) is embedded once. A window's vector does not depend on
+  the batch it ran in (padding is masked; checked bit for bit in the tests).
 - Long text is cut into overlapping token windows (:data:`WINDOW_TOKENS`, stride
   :data:`WINDOW_STRIDE`), each embedded on its own; recall scores a memory by its best
   window, so a fact at the end of a long record is as findable as one at its start.
@@ -47,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.core.errors import IntegrityError, UnsupportedError
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     import numpy as np
     import numpy.typing as npt
@@ -91,13 +99,17 @@ WINDOW_STRIDE = 192
 #: A pathological record (a pasted log) still costs a bounded number of windows; 64 float16
 #: windows (48 KiB) stay inside the vault's 64 KiB sealed-vector limit.
 MAX_WINDOWS = 64
-#: Texts per onnxruntime call when importing: large enough to amortise the call, small
-#: enough that padding to the longest text in the batch stays cheap.
-BATCH_SIZE = 32
+#: Padded tokens per onnxruntime call in bulk work (rows x longest window): ~16 short
+#: memories, ~8 of 64 tokens, or one full 256-token window (module docstring).
+BATCH_TOKENS = 512
+#: Windows per bulk call at most, however short.
+BATCH_ROWS = 32
 #: onnxruntime intra-op threads: one (see the module docstring for the measurements). The
 #: latency-critical call is the search question, short enough that a second thread's
 #: wake-up per operator costs more than splitting the work saves.
 INTRA_OP_THREADS = 1
+#: Threads running bulk batches at once (both cores of the 2-core machines this targets).
+BULK_THREADS = max(1, min(2, os.cpu_count() or 1))
 #: Search questions whose vectors are kept (384 float32 each: 1.5 KiB, 384 KiB in all).
 QUERY_CACHE = 256
 #: ``AFFIDAVIT_EMBEDDER``: ``local`` (the model in this process), ``shared`` (the per-user
@@ -157,7 +169,6 @@ class OnnxModel:
         self._session = ort.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
-        self._lock = threading.Lock()
         trim_heap()
 
     def __call__(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
@@ -174,8 +185,8 @@ class OnnxModel:
                 ids[i, : len(row)] = row
                 mask[i, : len(row)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        with self._lock:  # one InferenceSession, many threads of one process
-            hidden = self._session.run(None, feeds)[0]
+        # No lock: onnxruntime's run is thread-safe, and bulk work runs two batches at once.
+        hidden = self._session.run(None, feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -212,12 +223,15 @@ class Embedder:
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="affidavit-embed")
         self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._recent_lock = threading.Lock()
+        self._bulk_pool: ThreadPoolExecutor | None = None
         self.model_id = MODEL_ID
         self.dim = DIM
 
     def windows(self, text: str) -> list[list[int]]:
         """Split a text into overlapping token windows, each framed by [CLS] ... [SEP]."""
-        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return self._framed(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def _framed(self, ids: list[int]) -> list[list[int]]:
         span = WINDOW_TOKENS - 2
         starts = [0]
         while starts[-1] + span < len(ids) and len(starts) < MAX_WINDOWS:
@@ -255,22 +269,59 @@ class Embedder:
         return first
 
     def embed_windows(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
-        """For each text, a (windows x 384) matrix; batches windows across texts by length."""
+        """For each text, a (windows x 384) matrix: every distinct window embedded once, in
+        length-sorted batches of :data:`BATCH_TOKENS`, :data:`BULK_THREADS` batches at once."""
         import numpy as np
 
-        per_text = [self.windows(t) for t in texts]
-        flat = [(ti, w) for ti, ws in enumerate(per_text) for w in ws]
-        order = sorted(range(len(flat)), key=lambda i: len(flat[i][1]))
-        out = np.zeros((len(flat), DIM), dtype=np.float32)
-        for start in range(0, len(order), BATCH_SIZE):
-            chunk = order[start : start + BATCH_SIZE]
-            out[chunk] = self._run([flat[i][1] for i in chunk])
-        result: list[npt.NDArray[np.float32]] = []
-        pos = 0
-        for ws in per_text:
-            result.append(out[pos : pos + len(ws)])
-            pos += len(ws)
-        return result
+        encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
+        distinct: dict[tuple[int, ...], int] = {}  # window -> its row in ``out``
+        rows = [
+            [distinct.setdefault(tuple(w), len(distinct)) for w in self._framed(e.ids)]
+            for e in encoded
+        ]
+        windows = list(distinct)
+        out = np.zeros((len(windows), DIM), dtype=np.float32)
+        batches = length_batches([len(w) for w in windows])
+
+        def run(batch: list[int]) -> None:
+            out[batch] = self._run([list(windows[i]) for i in batch])
+
+        if len(batches) <= 1:  # one store, one short import: no hop to another thread
+            for batch in batches:
+                run(batch)
+        else:
+            for _ in self._bulk.map(run, batches):
+                pass  # re-raises the first failure
+        return [out[r] for r in rows]
+
+    @property
+    def _bulk(self) -> ThreadPoolExecutor:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with self._recent_lock:
+            if self._bulk_pool is None:
+                self._bulk_pool = ThreadPoolExecutor(
+                    BULK_THREADS, thread_name_prefix="affidavit-embed-bulk"
+                )
+            return self._bulk_pool
+
+
+def length_batches(lengths: list[int]) -> list[list[int]]:
+    """Indexes of windows grouped for one model call each: sorted by length, each batch at
+    most :data:`BATCH_ROWS` windows and :data:`BATCH_TOKENS` padded tokens (one window
+    however long), longest batches first so the last ones to finish are the short ones."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda k: lengths[k]):
+        if current and (
+            len(current) == BATCH_ROWS or (len(current) + 1) * lengths[i] > BATCH_TOKENS
+        ):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches[::-1]
 
 
 def trim_heap() -> None:

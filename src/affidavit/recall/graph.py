@@ -13,10 +13,11 @@ Linking the same edge twice returns the existing one (idempotent).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from affidavit.access import check_name
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.recall.views import RelationPage, RelationView
@@ -54,28 +55,57 @@ def parse_moment(value: Any, name: str) -> str | None:
     raise InputError(f"{name} {value!r} is not a date or time", "write it as YYYY-MM-DD")
 
 
-def edge_data(
-    subject: Any,
-    predicate: Any,
-    obj: Any,
-    *,
-    src_id: str | None = None,
-    valid_from: Any = None,
-    valid_to: Any = None,
-) -> dict[str, Any]:
-    """Validate one edge and return the JSON sealed for it."""
-    data: dict[str, Any] = {
-        "subject": _field(subject, "subject"),
-        "predicate": _field(predicate, "predicate"),
-        "object": _field(obj, "object"),
-    }
-    start, end = parse_moment(valid_from, "valid_from"), parse_moment(valid_to, "valid_to")
-    if start and end and _norm(end) < _norm(start):
-        raise InputError("valid_to is before valid_from", "swap them or drop one")
-    for key, value in (("src_id", src_id), ("valid_from", start), ("valid_to", end)):
-        if value:
-            data[key] = value
-    return data
+@dataclass(frozen=True)
+class Link:
+    """One edge to record, subject -predicate-> object, checked when it is made.
+
+    ``src_id``: the memory it came from; ``valid_from`` / ``valid_to``: its validity window
+    (dates or ISO times, inclusive; a unix time is converted); ``namespace`` None: the
+    caller's own.
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    src_id: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    namespace: str | None = None
+
+    def __post_init__(self) -> None:
+        start = parse_moment(self.valid_from, "valid_from")
+        end = parse_moment(self.valid_to, "valid_to")
+        if start and end and _norm(end) < _norm(start):
+            raise InputError("valid_to is before valid_from", "swap them or drop one")
+        if self.src_id is not None and (not isinstance(self.src_id, str) or not self.src_id):
+            raise InputError("src_id must be a memory id")
+        if self.namespace is not None:
+            check_name(self.namespace, "namespace")
+        normal = {
+            "subject": _field(self.subject, "subject"),
+            "predicate": _field(self.predicate, "predicate"),
+            "object": _field(self.object, "object"),
+            "valid_from": start,
+            "valid_to": end,
+        }
+        for name, value in normal.items():
+            object.__setattr__(self, name, value)  # frozen: normalised once, here
+
+    def data(self) -> dict[str, Any]:
+        """The JSON sealed for this edge."""
+        out: dict[str, Any] = {
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "object": self.object,
+        }
+        for key, value in (
+            ("src_id", self.src_id),
+            ("valid_from", self.valid_from),
+            ("valid_to", self.valid_to),
+        ):
+            if value:
+                out[key] = value
+        return out
 
 
 def _norm(moment: str) -> str:
@@ -93,7 +123,11 @@ def _valid_at(data: dict[str, Any], as_of: str) -> bool:
 
 @dataclass(frozen=True)
 class EdgeQuery:
-    """What ``relations`` filters on; every given field must match (case-insensitive)."""
+    """What ``relations`` filters on; every given field must match (case-insensitive).
+
+    Checked when it is made: ``limit`` at least 1, ``as_of`` a date or time (a unix time is
+    converted), ``namespace`` a valid name.
+    """
 
     entity: str | None = None
     subject: str | None = None
@@ -102,6 +136,13 @@ class EdgeQuery:
     as_of: str | None = None
     namespace: str | None = None
     limit: int = DEFAULT_LIMIT
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise InputError("limit must be at least 1")
+        if self.namespace is not None:
+            check_name(self.namespace, "namespace")
+        object.__setattr__(self, "as_of", parse_moment(self.as_of, "as_of"))
 
     def matches(self, item: VaultItem) -> bool:
         """Whether one edge answers this query."""
@@ -144,10 +185,6 @@ def same_edge(items: Iterable[VaultItem], namespace: str, data: dict[str, Any]) 
 
 def query(items: Iterable[VaultItem], q: EdgeQuery) -> RelationPage:
     """Edges matching ``q``, newest first, at most ``q.limit``, with a ``truncated`` flag."""
-    if q.limit < 1:
-        raise InputError("limit must be at least 1")
-    if q.as_of is not None:  # a unix time becomes the ISO moment the edges are compared with
-        q = replace(q, as_of=parse_moment(q.as_of, "as_of"))
     found = sorted((it for it in items if q.matches(it)), key=lambda it: -it.seq)
     return {
         "relations": [edge_view(it) for it in found[: q.limit]],

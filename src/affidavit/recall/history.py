@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
-from affidavit.core.errors import NotFoundError
+from affidavit.core.errors import InputError, NotFoundError
 from affidavit.recall.claims import Claim
 from affidavit.recall.decide import decide, nearest
-from affidavit.recall.views import MemoryView, StoreStatus
+from affidavit.recall.views import MemoryView
+from affidavit.recall.wire import StoreStatus
 
 if TYPE_CHECKING:
     from affidavit.recall.ranking import RecallIndex
@@ -91,13 +92,17 @@ def conflicts(
     """
     if item.data.get("kind") != "opinion" or item.data.get("superseded_by"):
         return []
-    claim = Claim(
-        text=str(item.data.get("text", "")),
-        source=str(item.data.get("source", "")),
-        namespace=item.namespace,
-        kind="opinion",
-        structure={k: item.data[k] for k in ("thread", "turn") if item.data.get(k) is not None},
-    )
+    try:  # the opinion as a store would see it (one written elsewhere may break the rules)
+        claim = Claim(
+            text=str(item.data.get("text", "")),
+            source=str(item.data.get("source") or "memory"),
+            namespace=item.namespace,
+            kind="opinion",
+            thread=item.data.get("thread"),
+            turn=item.data.get("turn"),
+        )
+    except InputError:
+        return []
     near = [
         (sim, other) for sim, other in nearest(index, read, claim, vector) if other.id != item.id
     ]

@@ -8,15 +8,12 @@ forgets it for good runs on the next write (store, link) and on ``affidavit expi
 
 from __future__ import annotations
 
-import calendar
-import re
 from collections.abc import Mapping
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
+from affidavit.core import durations
 from affidavit.core.errors import InputError
-
-_DURATION = re.compile(r"(\d{1,4})([dwmy])")
 
 
 def today_utc() -> date:
@@ -34,12 +31,6 @@ def parse_date(value: Any, name: str, where: str = "") -> str:
     raise InputError(f"{where}{name} {value!r} is not a date", "write it as YYYY-MM-DD")
 
 
-def _add_months(day: date, months: int) -> date:
-    month0 = day.month - 1 + months
-    year, month = day.year + month0 // 12, month0 % 12 + 1
-    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
-
-
 def parse_expires(value: Any, today: date | None = None, where: str = "") -> str:
     """``expires`` as a date, or a duration from today: 14d, 2w, 3m, 1y; never in the past.
 
@@ -48,33 +39,13 @@ def parse_expires(value: Any, today: date | None = None, where: str = "") -> str
     expiry day itself is live).
     """
     today = today or today_utc()
-    end = _expiry_day(value, today, where)
+    end = durations.parse_day(value, f"{where}expires", today)
     if end < today:
         raise InputError(
             f"{where}expires {value!r} is in the past (today is {today.isoformat()} UTC)",
             "give the last day the memory holds, today or later, or leave expires out",
         )
     return end.isoformat()
-
-
-def _expiry_day(value: Any, today: date, where: str) -> date:
-    if isinstance(value, str):
-        match = _DURATION.fullmatch(value.strip().lower())
-        if match:
-            n, unit = int(match.group(1)), match.group(2)
-            if unit == "d":
-                return today + timedelta(days=n)
-            if unit == "w":
-                return today + timedelta(weeks=n)
-            return _add_months(today, n if unit == "m" else 12 * n)
-        try:
-            return date.fromisoformat(value.strip()[:10])
-        except ValueError:
-            pass
-    raise InputError(
-        f"{where}expires {value!r} is neither a date nor a duration",
-        "write a date (2026-09-03) or a duration (14d, 2w, 3m, 1y)",
-    )
 
 
 def is_expired(data: Mapping[str, Any], today: date | None = None) -> bool:

@@ -143,15 +143,20 @@ def plan_atomize(memory: Memory, item_id: str) -> AtomizePlan:
 def apply_atomize(memory: Memory, plan: AtomizePlan) -> list[dict[str, Any]]:
     """Store the pieces as corrections of the original (one batch; it leaves search)."""
     view = memory.get_memory(plan.id)
-    fields: dict[str, Any] = dict(view)
-    keep: dict[str, Any] = {
-        k: fields[k] for k in ("namespace", "tags", "importance", "kind") if k in fields
-    }
-    if fields.get("discovered"):
-        keep["discovered"] = fields["discovered"]
     source = f"{view.get('source') or 'memory'} (atomized from {plan.id})"
-    batch = [{**keep, "text": piece, "source": source} for piece in plan.pieces]
-    batch[0]["supersedes"] = [plan.id]
+    batch = [
+        claims.Claim(
+            piece,
+            source,
+            namespace=view["namespace"],
+            tags=tuple(view["tags"]),
+            importance=view["importance"],
+            kind="opinion" if view["kind"] == "opinion" else "fact",
+            discovered=view["discovered"],
+            supersedes=(plan.id,) if number == 0 else None,
+        )
+        for number, piece in enumerate(plan.pieces)
+    ]
     return [dict(outcome) for outcome in memory.store_many(batch)]
 
 

@@ -2,18 +2,19 @@
 
 Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
 
-    from affidavit.recall import Memory
+    from affidavit.recall import Claim, EdgeQuery, Link, Memory
     m = Memory(vault, caller="user")       # or Memory.open(path=None): Vault.open + index
-    m.store(text=..., source=..., namespace=..., tags=[...], discovered="YYYY-MM-DD",
-            expires="2026-09-03" | "14d" | "2w" | "3m" | "1y", importance=0.8,
-            kind="fact" | "opinion", supersedes=None | [] | [ids], quarantined=False)
-        -> StoreOutcome {"id", "status": StoreStatus, "superseded": [ids],
+    m.caller, m.namespace                   who asks, and where it writes by default (its own)
+    m.store(Claim(text=..., source=..., namespace=None | "ns", tags=(...), discovered=...,
+                  expires=..., importance=0.8, kind="fact" | "opinion",
+                  supersedes=None | () | (ids...), quarantined=False))
+        -> StoreOutcome {"id", "status": StoreStatus, "namespace", "superseded": [ids],
                          "conflicts": [MemoryView...], "hint" (status conflict only)}
-    m.store_many([{...}, ...], progress=None) -> [StoreOutcome, ...]   every item validated
+    m.store_many([Claim, ...], progress=None) -> [StoreOutcome, ...]   every claim checked
         before any is stored; progress(phase, done, total) for long batches
     m.max_chars -> int                      the one-claim limit (setting max_memory_chars)
-    m.search(query, namespaces=None, tags=None, saved_since=None, saved_until=None,
-             discovered_since=None, discovered_until=None, top_k=None)
+    m.search(query, namespaces=None, tags=None, kind=None, saved_since=None,
+             saved_until=None, discovered_since=None, discovered_until=None, top_k=None)
         -> SearchPage {"results": [MemoryHit], "semantic": bool, "notice": str}
     m.get_memory(id) -> MemoryView (superseded ones too, with "superseded_by")
     m.history(id) -> MemoryHistory {"memory", "supersedes", "superseded_by", "conflicts",
@@ -21,24 +22,28 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
     m.get_relation(id) -> RelationView
         (WrongKindError, a NotFoundError, when the id names a record of another kind)
     m.recent(limit=10, namespace=None) -> [MemoryView, ...] newest first
-    m.forget(id, shred=False) -> Forgotten {"id", "forgotten": True, "shredded": bool}
-    m.link(subject, predicate, object, src_id=None, valid_from=None, valid_to=None,
-           namespace="default") -> LinkOutcome (RelationView + "created")
-    m.relations(entity=None, subject=None, predicate=None, object=None, as_of=None,
-                namespace=None, limit=50) -> RelationPage {"relations", "truncated", "total"}
-    m.unlink(id) -> Unlinked {"id", "unlinked": True}
-    m.expire() -> Expired {"expired": [ids]}       (also runs by itself after every write)
-    m.status() -> RecallStatus: VaultStatus + {"semantic", "model", "indexed", "vector_index",
-                                               "packs"}
+    m.forget(id, shred=False) -> ForgottenJSON {"forgotten": True, "id", "shredded": bool}
+    m.link(Link(subject, predicate, object, src_id=None, valid_from=None, valid_to=None,
+                namespace=None)) -> LinkOutcome (RelationView + "created")
+    m.relations(EdgeQuery(entity=None, subject=None, predicate=None, object=None,
+                          as_of=None, namespace=None, limit=50))
+        -> RelationPage {"relations", "truncated", "total"}
+    m.unlink(id) -> UnlinkedJSON {"removed": True, "relation_id"}
+    m.expire() -> ExpiredJSON {"expired": [ids]}   (also runs by itself after every write)
+    m.namespaces() -> NamespacesJSON {"caller", "default_namespace", "namespaces": [...]}
+    m.status() -> RecallStatus {"caller", "memories", "semantic", "model", "indexed", ...}
     m.packs -> PackShelf   installed signed packs searched beside memories (read-only)
     m.rebuild_index() -> int; m.max_chars: int
     m.import_rows(rows, progress=None) -> int   verbatim rows (no authoring limits), one
                                                 transaction for the whole batch
 
-Every write checks the caller's grants (:class:`affidavit.access.Access`): ``rw`` on the
-namespace written and on every record changed (superseded, forgotten, unlinked); a record the
-caller cannot see is answered like an unknown id. The CLI is caller ``user``; each MCP server
-is the caller it was started as.
+The caller's grants (:mod:`affidavit.access`) are applied here, for every front-end: a write
+needs ``rw`` on the namespace written and on every record changed (superseded, forgotten,
+unlinked); a record the caller cannot see is answered like an unknown id; ``search``,
+``recent``, ``relations``, ``namespaces`` and ``status`` cover only the namespaces it may
+read. A claim or link that names no namespace goes to the caller's own (ADR 161). The CLI
+and the console are caller ``user`` unless told otherwise; each MCP server is the caller it
+was started as.
 
 Why a facade: the vault stores sealed records and knows nothing of ranking; the indexes
 know nothing of the vault. ``Memory`` keeps the RAM index in step with the vault through
@@ -54,10 +59,11 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from affidavit.access import DEFAULT_CALLER, Access
+from affidavit.access import DEFAULT_CALLER, Access, default_namespace
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.recall import claims, graph, history, lifecycle
@@ -81,12 +87,15 @@ from affidavit.recall.embedder import (
 )
 from affidavit.recall.errors import WrongKindError
 from affidavit.recall.history import MemoryHistory
-from affidavit.recall.installed_packs import PackShelf, is_pack_namespace, refuse_write
+from affidavit.recall.installed_packs import (
+    PackShelf,
+    installed,
+    is_pack_namespace,
+    refuse_write,
+)
 from affidavit.recall.ranking import Entry, Filters, RecallIndex
 from affidavit.recall.views import (
     NOTICE,
-    Expired,
-    Forgotten,
     LinkOutcome,
     MemoryHit,
     MemoryView,
@@ -95,16 +104,22 @@ from affidavit.recall.views import (
     RelationView,
     SearchPage,
     StoreOutcome,
-    StoreStatus,
-    Unlinked,
     memory_view,
 )
+from affidavit.recall.wire import StoreStatus
 from affidavit.vault import Change, NewItem, VaultItem, check_structure, new_id
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from affidavit.recall.wire import (
+        ExpiredJSON,
+        ForgottenJSON,
+        NamespaceJSON,
+        NamespacesJSON,
+        UnlinkedJSON,
+    )
     from affidavit.vault import Vault
 
 MEMORY = "memory"
@@ -148,9 +163,9 @@ def model_identity() -> dict[str, str]:
 
 
 def _outcome(
-    item_id: str | None, status: StoreStatus, superseded: list[str] | None = None
+    item_id: str | None, status: StoreStatus, namespace: str, superseded: Sequence[str] = ()
 ) -> StoreOutcome:
-    return {"id": item_id, "status": status, "superseded": superseded or []}
+    return {"id": item_id, "status": status, "namespace": namespace, "superseded": [*superseded]}
 
 
 class Memory:
@@ -165,6 +180,8 @@ class Memory:
     ) -> None:
         self.vault = vault
         self.access = Access(vault, caller)
+        self.caller = self.access.caller
+        self.namespace = default_namespace(self.caller)
         self._embedder = None if embedder is _AUTO else embedder
         self._embedder_ready = embedder is not _AUTO
         self._index: RecallIndex | None = None
@@ -267,36 +284,38 @@ class Memory:
 
     # -- storing ---------------------------------------------------------------------------
 
-    def store(self, **fields: Any) -> StoreOutcome:
-        """Store one memory (see the module docstring for fields and results)."""
-        return self.store_many([fields])[0]
+    def store(self, claim: claims.Claim) -> StoreOutcome:
+        """Store one memory (see the module docstring for the outcome)."""
+        return self.store_many([claim])[0]
 
     def store_many(
         self,
-        batch: Sequence[Mapping[str, Any]],
+        batch: Sequence[claims.Claim],
         *,
         progress: Callable[[str, int, int], None] | None = None,
     ) -> list[StoreOutcome]:
-        """Store a batch: all validated first, new memories sealed in one transaction.
+        """Store a batch: all checked first, new memories sealed in one transaction.
 
-        ``progress(phase, done, total)`` reports the ``"embedding"``, ``"deciding"`` and
-        ``"sealing"`` phases of a long batch (an import).
+        A claim without a namespace goes to the caller's own. Errors about one claim of a
+        batch start with ``item N: ``. ``progress(phase, done, total)`` reports the
+        ``"embedding"``, ``"deciding"`` and ``"sealing"`` phases of a long batch (an import).
         """
-        if not isinstance(batch, Sequence) or not batch:
+        if not batch:
             raise InputError("a batch to store needs at least one memory")
         with self._lock, self.index.vector.foreground():
             self._sync()
             limit = self.max_chars
             proposed: list[claims.Claim] = []
-            for i, fields in enumerate(batch):
-                where = f"item {i}: " if len(batch) > 1 else ""
-                if not isinstance(fields, Mapping):
-                    raise InputError(f"{where}a memory must be an object")
-                proposed.append(claims.build_claim(fields, max_chars=limit, where=where))
+            for i, claim in enumerate(batch):
+                with claims.located(f"item {i}: " if len(batch) > 1 else ""):
+                    claims.check_length(claim.text, limit)
+                if claim.namespace is None:
+                    claim = replace(claim, namespace=self.namespace)
+                proposed.append(claim)
             replaced: dict[str, int] = {}  # superseded id -> the item that replaces it
             for i, claim in enumerate(proposed):
                 where = f"item {i}: " if len(proposed) > 1 else ""
-                self._require_write(claim.namespace, where)
+                self._require_write(self._namespace(claim), where)
                 self._check_supersedes(claim, where)
                 for old in claim.supersedes or ():
                     if replaced.setdefault(old, i) != i:
@@ -319,7 +338,7 @@ class Memory:
                     progress("deciding", i + 1, len(proposed))
                 same = known[i]
                 if same is not None:
-                    results[i] = _outcome(same, StoreStatus.DUPLICATE)
+                    results[i] = _outcome(same, StoreStatus.DUPLICATE, self._namespace(claim))
                     continue
                 qv = vectors[i][0] if vectors is not None else None
                 decided = self._decide(claim, qv, now)
@@ -335,7 +354,9 @@ class Memory:
                 # A correction knows its id before the write, so the record it replaces is
                 # marked in the same transaction (a crash never leaves both live).
                 rid = new_id() if claim.supersedes else None
-                new.append((i, NewItem(claim.data(now), MEMORY, claim.namespace, vector, id=rid)))
+                new.append(
+                    (i, NewItem(claim.data(now), MEMORY, self._namespace(claim), vector, id=rid))
+                )
             amend = {
                 old: {"superseded_by": item.id}
                 for i, item in new
@@ -350,12 +371,12 @@ class Memory:
                 else []
             )
             for (i, _), item in zip(new, stored, strict=True):
-                superseded = list(proposed[i].supersedes or ())
-                results[i] = _outcome(item.id, StoreStatus.STORED, superseded)
+                superseded = proposed[i].supersedes or ()
+                results[i] = _outcome(item.id, StoreStatus.STORED, item.namespace, superseded)
             for i, j in repeats.items():
                 first = results[j]
                 assert first is not None
-                results[i] = _outcome(first["id"], StoreStatus.DUPLICATE)
+                results[i] = _outcome(first["id"], StoreStatus.DUPLICATE, first["namespace"])
             self._drain()
             self._sweep()
             self._drain()
@@ -364,15 +385,15 @@ class Memory:
     def _embed(
         self, texts: list[str], progress: Callable[[str, int, int], None] | None = None
     ) -> list[npt.NDArray[np.float32]] | None:
-        """Each text's windows, :data:`EMBED_CHUNK` texts per step (a progress tick each)."""
+        """Each text's windows (:func:`embed_texts`); ``None`` without a model."""
         if self.embedder is None:
             return None
-        out: list[npt.NDArray[np.float32]] = []
-        for start in range(0, len(texts), EMBED_CHUNK):
-            out += self.embedder.embed_windows(texts[start : start + EMBED_CHUNK])
-            if progress is not None:
-                progress("embedding", len(out), len(texts))
-        return out
+        tick = (lambda done, total: progress("embedding", done, total)) if progress else None
+        return embed_texts(self.embedder, texts, tick)
+
+    def _namespace(self, claim: claims.Claim | graph.Link) -> str:
+        """Where ``claim`` (or a link) is written: the namespace it names, else the caller's."""
+        return claim.namespace or self.namespace
 
     def _require_write(self, namespace: str, where: str) -> None:
         try:
@@ -415,10 +436,11 @@ class Memory:
         if decision.status is StoreStatus.REAFFIRMED:
             self.vault.update(first.id, {**first.data, "affirmed": now})
         if decision.status is not StoreStatus.CONFLICT:
-            return _outcome(first.id, decision.status)
+            return _outcome(first.id, decision.status, self._namespace(claim))
         return {
             "id": None,
             "status": StoreStatus.CONFLICT,
+            "namespace": self._namespace(claim),
             "conflicts": [self._view(rival) for rival in decision.items],
             "hint": "resend with supersedes=[ids] to replace them, or supersedes=[] to keep both",
             "superseded": [],
@@ -428,7 +450,7 @@ class Memory:
         self,
         rows: Sequence[Mapping[str, Any]],
         *,
-        namespace: str = "default",
+        namespace: str | None = None,
         source: str = "import",
         progress: Callable[[str, int, int], None] | None = None,
     ) -> int:
@@ -464,7 +486,8 @@ class Memory:
                 if row.get("date"):
                     data["discovered"] = str(row["date"])[:10]
                 vector = vectors[i] if vectors is not None else None
-                items.append(NewItem(data, MEMORY, namespace, vector, id=row.get("id")))
+                where = namespace or self.namespace
+                items.append(NewItem(data, MEMORY, where, vector, id=row.get("id")))
             sealing = (lambda done, total: progress("sealing", done, total)) if progress else None
             self.vault.put_many(items, progress=sealing)
             self._drain()
@@ -485,13 +508,17 @@ class Memory:
         discovered_until: str | None = None,
         top_k: int | None = None,
     ) -> SearchPage:
-        """Ranked memories for a question; nothing when the vault knows nothing about it."""
+        """Ranked memories for a question over ``namespaces`` (default: every one the caller
+        may read); nothing when the vault knows nothing about it."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("search needs a question", "e.g. affidavit search 'deploy steps'")
         if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
             raise InputError("top_k must be a positive whole number (or absent for adaptive)")
+        scope = self.access.scope(namespaces or None, self._known_namespaces)
+        if scope is not None and not scope:
+            return {"results": [], "semantic": self.embedder is not None, "notice": NOTICE}
         filters = Filters(
-            namespaces=frozenset(namespaces) if namespaces else None,
+            namespaces=scope,
             tags=frozenset(t.lower() for t in tags) if tags else None,
             kind=_kind(kind),
             saved_since=_bound(saved_since, "saved_since"),
@@ -588,23 +615,27 @@ class Memory:
         return item
 
     def recent(self, limit: int = 10, namespace: str | None = None) -> list[MemoryView]:
-        """The newest live memories, newest first (superseded and expired left out)."""
+        """The newest live memories the caller may read (or of ``namespace``), newest first
+        (superseded and expired left out)."""
         if limit < 1:
             raise InputError("limit must be at least 1")
         with self._lock:
             self._sync()
             hidden = self._hidden()
+            scope = self.access.scope(
+                None if namespace is None else [namespace], self._known_namespaces
+            )
             items = [
                 it
                 for it in self.vault.items(MEMORY, namespace)
-                if _searchable(it) and it.id not in hidden
+                if _searchable(it) and it.id not in hidden and _within(it, scope)
             ]
             items.sort(key=lambda it: (it.saved_at, it.seq), reverse=True)
             return [self._view(it) for it in items[:limit]]
 
     # -- forgetting and expiry ---------------------------------------------------------------
 
-    def forget(self, item_id: str, *, shred: bool = False) -> Forgotten:
+    def forget(self, item_id: str, *, shred: bool = False) -> ForgottenJSON:
         """Forget a record the caller may write (``shred``: destroy its key and ciphertext).
 
         Shredding a record that is already forgotten needs write access everywhere: its
@@ -619,7 +650,7 @@ class Memory:
                 if not (shred and self.access.writes_everywhere()):
                     raise
             self.vault.forget(item_id, shred=shred)
-            return {"id": item_id, "forgotten": True, "shredded": shred}
+            return {"forgotten": True, "id": item_id, "shredded": shred}
 
     def _sweep(self, *, automatic: bool = True) -> list[str]:
         """Forget expired memories; after a write only while the setting ``auto_expire`` is on."""
@@ -630,7 +661,7 @@ class Memory:
             self.vault.forget(item_id)
         return gone
 
-    def expire(self) -> Expired:
+    def expire(self) -> ExpiredJSON:
         """Forget every memory whose expiry day has passed; the ids that went."""
         with self._lock:
             self._sync()
@@ -638,29 +669,19 @@ class Memory:
 
     # -- graph ----------------------------------------------------------------------------------
 
-    def link(
-        self,
-        subject: str,
-        predicate: str,
-        object: str,
-        *,
-        src_id: str | None = None,
-        valid_from: Any = None,
-        valid_to: Any = None,
-        namespace: str = "default",
-    ) -> LinkOutcome:
+    def link(self, link: graph.Link) -> LinkOutcome:
         """Record subject -predicate-> object (idempotent: the same edge returns its id).
 
-        ``src_id`` names the memory the edge came from: a live memory the caller may read.
+        ``link.src_id`` names the memory the edge came from: a live memory the caller may
+        read. A link that names no namespace goes to the caller's own.
         """
-        data = graph.edge_data(
-            subject, predicate, object, src_id=src_id, valid_from=valid_from, valid_to=valid_to
-        )
+        namespace = self._namespace(link)
+        data = link.data()
         with self._lock:
             self._sync()
             self.access.require_write(namespace)
-            if src_id is not None:
-                self.get_memory(src_id)
+            if link.src_id is not None:
+                self.get_memory(link.src_id)
             existing = graph.same_edge(self.vault.items(graph.RELATION), namespace, data)
             if existing is not None:
                 return {**graph.edge_view(existing), "created": False}
@@ -668,45 +689,80 @@ class Memory:
             self._sweep()
             return {**graph.edge_view(item), "created": True}
 
-    def relations(self, **query: Any) -> RelationPage:
-        """Edges by entity/subject/predicate/object/as_of/namespace, with limit+truncated."""
-        q = graph.EdgeQuery(**query)
+    def relations(self, query: graph.EdgeQuery) -> RelationPage:
+        """The edges the caller may read that match ``query``, newest first, at most its
+        limit (``truncated`` and ``total`` say how many matched)."""
         with self._lock:
             self._sync()
-            return graph.query(self.vault.items(graph.RELATION), q)
+            only = None if query.namespace is None else [query.namespace]
+            scope = self.access.scope(only, self._known_namespaces)
+            edges = (it for it in self.vault.items(graph.RELATION) if _within(it, scope))
+            return graph.query(edges, query)
 
-    def unlink(self, item_id: str) -> Unlinked:
+    def unlink(self, item_id: str) -> UnlinkedJSON:
         """Delete one edge by id."""
         with self._lock:
             self._sync()
             graph.require_edge(self.access.writable(item_id))
             self.vault.forget(item_id)
-            return {"id": item_id, "unlinked": True}
+            return {"removed": True, "relation_id": item_id}
 
-    # -- status ---------------------------------------------------------------------------------
+    # -- namespaces and status ------------------------------------------------------------------
 
-    def status(self) -> RecallStatus:
-        """The vault's status plus what recall can do right now."""
+    def _known_namespaces(self) -> set[str]:
+        """Every namespace that holds a record, an installed pack, and the caller's own."""
+        found = {it.namespace for it in self.vault.items(MEMORY)}
+        found |= {it.namespace for it in self.vault.items(graph.RELATION)}
+        found |= {pack.namespace for pack in installed(self.vault)}
+        return found | {self.namespace}
+
+    def namespaces(self) -> NamespacesJSON:
+        """The namespaces the caller may read: live memories and relations in each, its
+        access, and its own namespace even while empty."""
         with self._lock:
             self._sync()
-            semantic = (
-                describe()
-                if self.embedder is not None
-                else {
-                    "semantic": False,
-                    "model": None,
-                    "reason": "semantic recall is off: no embedding model loaded",
-                }
+            grants = self.access.grants()
+            counts: dict[str, list[int]] = {self.namespace: [0, 0]}
+            for slot, kind in enumerate((MEMORY, graph.RELATION)):
+                for item in self.vault.items(kind):
+                    if kind == MEMORY and not _searchable(item):
+                        continue
+                    counts.setdefault(item.namespace, [0, 0])[slot] += 1
+            rows: list[NamespaceJSON] = []
+            for name, (memories, relations) in sorted(counts.items()):
+                mode = grants.mode(self.caller, name)
+                if mode != "none":
+                    rows.append(
+                        {"name": name, "memories": memories, "relations": relations, "access": mode}
+                    )
+            return {"caller": self.caller, "default_namespace": self.namespace, "namespaces": rows}
+
+    def status(self) -> RecallStatus:
+        """What recall can do right now for this caller: the live memories it may read, the
+        model, the index, the installed packs and the audit chain's head."""
+        with self._lock:
+            self._sync()
+            scope = self.access.scope(None, self._known_namespaces)
+            memories = sum(
+                1 for it in self.vault.items(MEMORY) if _searchable(it) and _within(it, scope)
             )
             self.packs.sync(self.index)
-            out = {
-                **self.vault.status(),
-                **semantic,
+            out: RecallStatus = {
+                "caller": self.caller,
+                "default_namespace": self.namespace,
+                "memories": memories,
+                "semantic": self.embedder is not None,
+                "model": None,
                 "indexed": len(self.index),
                 "vector_index": self.index.vector.mode,
                 "packs": self.packs.status(),
+                "audit": self.vault.status()["audit"],
             }
-            return cast("RecallStatus", out)
+            if self.embedder is not None:
+                out["model"] = describe().get("model")
+            else:
+                out["reason"] = "semantic recall is off: no embedding model loaded"
+            return out
 
 
 def embed_missing(
@@ -719,7 +775,6 @@ def embed_missing(
     are left as they are, so re-importing stays idempotent. With no model the rows stay as
     they are (keyword recall still finds them; ``status`` says semantic recall is off).
     """
-    from dataclasses import replace
 
     def new(item: NewItem) -> bool:
         try:
@@ -749,15 +804,29 @@ def embed_missing(
 def window_bytes(
     embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
 ) -> list[bytes]:
-    """Each text's window vectors as sealed bytes, :data:`EMBED_CHUNK` texts per step (one
-    progress tick each, and a bounded peak of float32 windows)."""
-    out: list[bytes] = []
-    for start in range(0, len(texts), EMBED_CHUNK):
-        windows = embedder.embed_windows(list(texts[start : start + EMBED_CHUNK]))
-        out += [vector_to_bytes(w) for w in windows]
+    """Each text's window vectors as sealed bytes (:func:`embed_texts`)."""
+    return [vector_to_bytes(w) for w in embed_texts(embedder, texts, progress)]
+
+
+def embed_texts(
+    embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+) -> list[npt.NDArray[np.float32]]:
+    """Each text's window vectors, :data:`EMBED_CHUNK` distinct texts per step (a progress
+    tick each, counted in texts, and a bounded peak of float32 windows). A text that occurs
+    twice (a re-sent note, a chat's "thanks") is embedded once: its vector is the same."""
+    distinct = list(dict.fromkeys(texts))
+    vectors: dict[str, npt.NDArray[np.float32]] = {}
+    for start in range(0, len(distinct), EMBED_CHUNK):
+        chunk = distinct[start : start + EMBED_CHUNK]
+        vectors.update(zip(chunk, embedder.embed_windows(chunk), strict=True))
         if progress is not None:
-            progress(len(out), len(texts))
-    return out
+            progress(len(texts) * len(vectors) // len(distinct), len(texts))
+    return [vectors[t] for t in texts]
+
+
+def _within(item: VaultItem, scope: frozenset[str] | None) -> bool:
+    """Whether ``item`` lies in the namespaces a read covers (None: all of them)."""
+    return scope is None or item.namespace in scope
 
 
 def _bound(value: str | None, name: str) -> str | None:

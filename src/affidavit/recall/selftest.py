@@ -16,7 +16,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from affidavit.recall.wire import SelftestCheckJSON, SelftestJSON
 
 SOURCE = "affidavit selftest sample"
 SAMPLE: tuple[str, ...] = (
@@ -50,8 +53,10 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
-def run_selftest() -> dict[str, Any]:
-    """Run every check on a fresh temporary vault; the report the tool returns."""
+def run_selftest() -> SelftestJSON:
+    """Run every check on a fresh temporary vault; the report (its own wire shape) that
+    ``memory_selftest`` and ``memory selftest --json`` return."""
+    from affidavit.recall.claims import Claim
     from affidavit.recall.memory import Memory
     from affidavit.vault import KdfParams, Vault
 
@@ -62,11 +67,12 @@ def run_selftest() -> dict[str, Any]:
         try:
             memory = Memory(vault)
             started = time.perf_counter()
-            stored = memory.store_many([{"text": t, "source": SOURCE} for t in SAMPLE])
+            stored = memory.store_many([Claim(t, SOURCE) for t in SAMPLE])
             store_ms = (time.perf_counter() - started) * 1000 / len(SAMPLE)
             ids = [r["id"] for r in stored]
             semantic = memory.embedder is not None
-            checks, timings = [], []
+            checks: list[SelftestCheckJSON] = []
+            timings: list[float] = []
             for check in CHECKS:
                 started = time.perf_counter()
                 found = memory.search(check.query)["results"]

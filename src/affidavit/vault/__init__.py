@@ -48,7 +48,7 @@ Public API (every name is loaded on first use)::
 
     VaultItem(id, kind, namespace, seq, saved_at, data, vector)   frozen; data is JSON
     Change(op: "put" | "forget" | "shred", id, seq, item: VaultItem | None)
-    VaultStatus, LockedStatus   what ``status`` reports, unlocked or not (JSON)
+    VaultStatus, LockedStatus   what ``status`` reports, unlocked or not (JSON); AuditHead
 
     locked_status(path=None) -> LockedStatus   what can be said without the key
     refuse_existing(path)       ConflictError when a vault is already there
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from affidavit.vault.export_rows import parse_export
     from affidavit.vault.header import DB_NAME
     from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
-    from affidavit.vault.status import LockedStatus, VaultStatus
+    from affidavit.vault.status import AuditHead, LockedStatus, VaultStatus
     from affidavit.vault.validate import STRUCTURE_FIELDS, check_structure
     from affidavit.vault.vault import (
         AUTO_LOCK_SETTING,
@@ -103,6 +103,7 @@ __all__ = [
     "PASSPHRASE_ENV",
     "STRUCTURE_FIELDS",
     "AuditEntry",
+    "AuditHead",
     "AuditReport",
     "Change",
     "KdfParams",

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from affidavit.core.errors import InputError
+from affidavit.recall import Claim
 from affidavit.recall.embedder import shared_embedder
 from affidavit.recall.memory import Memory
 from affidavit.recall.ranking import Entry, RecallIndex
@@ -203,9 +204,11 @@ def test_an_authored_memory_ending_in_a_question_keeps_its_full_evidence() -> No
 
 
 def test_the_structure_fields_are_stored_and_shown(memory: Memory) -> None:
-    first = memory.store(text="Shall we move the kestrel offsite?", source="chat", thread="c1")
+    first = memory.store(
+        Claim(text="Shall we move the kestrel offsite?", source="chat", thread="c1")
+    )
     reply = memory.store(
-        text="Yes, to Porto in May", source="chat", thread="c1", turn=2, reply_to=first["id"]
+        Claim(text="Yes, to Porto in May", source="chat", thread="c1", turn=2, reply_to=first["id"])
     )
     shown = memory.get_memory(reply["id"])
     assert (shown["thread"], shown["turn"], shown["reply_to"]) == ("c1", 2, first["id"])
@@ -227,7 +230,7 @@ def test_bad_structure_fields_are_one_clear_error(
     memory: Memory, fields: dict[str, object], message: str
 ) -> None:
     with pytest.raises(InputError, match=message):
-        memory.store(text="Kestrel ships on Fridays", source="chat", **fields)
+        memory.store(Claim(text="Kestrel ships on Fridays", source="chat", **fields))
     with pytest.raises(InputError, match=message):
         memory.import_rows([{"id": "r1", "text": "Kestrel ships on Fridays", **fields}])
     assert list(memory.vault.items("memory")) == []
@@ -247,8 +250,9 @@ def test_the_cli_stores_a_turn_and_refuses_a_turn_without_a_thread(
 
     asked = stored("Where is the kestrel offsite?", "--thread", "c1", "--turn", "1")
     reply = stored("In Porto.", "--thread", "c1", "--turn", "2", "--reply-to", asked["id"])
-    assert (reply["data"]["thread"], reply["data"]["turn"]) == ("c1", 2)
-    assert reply["data"]["reply_to"] == asked["id"]
+    got = run_cli(["get", reply["id"], "--json"], home, env=cli_vault)
+    shown = json.loads(got.stdout)["memory"]
+    assert (shown["thread"], shown["turn"], shown["reply_to"]) == ("c1", 2, asked["id"])
     bad = run_cli(["store", "Porto.", "--source", "s", "--turn", "3"], home, env=cli_vault)
     assert bad.returncode == 2 and "need a thread" in bad.stderr
     assert "Traceback" not in bad.stderr

@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
+from affidavit.servers.memory.catalogue import catalogue
 from affidavit.vault.session_dir import RUNTIME_ENV
 from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault, vault_env
 
 # Keyword-only recall (no embedding model): lighter servers where embeddings do not matter.
 LIGHT = {"AFFIDAVIT_EMBEDDER": "off"}
+#: The tools a server lists while the user has not allowed memory_unlock (the default).
+OFFERED = {spec.name for spec in catalogue()} - {"memory_unlock"}
 
 
 @dataclass

@@ -34,7 +34,7 @@ def _properties(schema):
             yield from _properties(prop["items"])
 
 
-def test_the_fourteen_tools():
+def test_the_catalogue_is_these_tools():
     assert set(SPECS) == TOOLS
 
 

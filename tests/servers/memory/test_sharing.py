@@ -8,6 +8,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from affidavit.access import unlock_gate
+from affidavit.recall import Claim
 from affidavit.vault import Vault
 from tests.servers.memory.conftest import LIGHT, body, error_text, run
 from tests.support import mcp_client, run_cli
@@ -71,9 +72,11 @@ def test_grants_are_sealed_set_by_the_cli_and_apply_to_a_running_server(setup):
                 from affidavit.recall.memory import Memory
 
                 secret = Memory(v).store(
-                    text="The payroll export runs on the 25th.",
-                    source="from chat",
-                    namespace="user",
+                    Claim(
+                        text="The payroll export runs on the 25th.",
+                        source="from chat",
+                        namespace="user",
+                    ),
                 )
             found = body(await scratch.call_tool("memory_search", {"query": "payroll export"}))
             assert [r["id"] for r in found["results"]] == [secret["id"]]

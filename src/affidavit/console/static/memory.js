@@ -97,7 +97,7 @@
     if (box.dataset.entity) query.set("entity", box.dataset.entity);
     const response = await fetch(`${box.dataset.src}?${query}`, { credentials: "same-origin" });
     const data = await response.json();
-    if (data.error || !data.edges.length) {
+    if (data.error || !data.relations.length) {
       box.append(Object.assign(document.createElement("p"), {
         className: "muted small",
         textContent: data.error || "No relations to draw.",
@@ -105,23 +105,23 @@
       box.dataset.drawn = "0";
       return;
     }
-    const names = Array.from(new Set(data.edges.flatMap((e) => [e.subject, e.object])));
+    const names = Array.from(new Set(data.relations.flatMap((e) => [e.subject, e.object])));
     const width = Math.max(box.clientWidth || 900, 600);
     const height = Math.min(700, 260 + names.length * 22);
-    const at = layout(names, data.edges, width, height);
+    const at = layout(names, data.relations, width, height);
     const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": "relation graph" });
     const defs = el("defs");
     const marker = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 22, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
     marker.append(el("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }));
     defs.append(marker);
     svg.append(defs);
-    for (const edge of data.edges) {
+    for (const edge of data.relations) {  // memory_relations' JSON (recall/views.relations_json)
       const a = at.get(edge.subject), b = at.get(edge.object);
-      const group = el("g", { class: edge.src ? "edge linked" : "edge", "data-predicate": edge.predicate });
+      const group = el("g", { class: edge.src_id ? "edge linked" : "edge", "data-predicate": edge.predicate });
       group.append(el("title", {}, `${edge.subject} ${edge.predicate} ${edge.object}${window_(edge)}`));
       group.append(el("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "marker-end": "url(#arrow)" }));
       group.append(el("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 6, class: "predicate" }, edge.predicate + window_(edge)));
-      if (edge.src) group.addEventListener("click", () => { window.location.href = edge.src; });
+      if (edge.src_id) group.addEventListener("click", () => { window.location.href = box.dataset.memory + encodeURIComponent(edge.src_id); });
       svg.append(group);
     }
     for (const name of names) {

@@ -1,12 +1,16 @@
-"""What each memory tool does, without MCP plumbing: vault access, grants, lock state.
+"""What each memory tool does, without MCP plumbing: the vault's lock state, and translation.
 
 One :class:`MemoryTools` serves one caller. The vault is opened by a background warm-up or by
 the first call that needs it, whichever comes first (so a server starts, and answers
 ``memory_status``, even while the vault is locked), and again after a lock, as soon as the
-user unlocks. Grants are read from the vault's sealed
-settings on every call, so ``affidavit grant`` takes effect at the next call of a running
-server. Every tool result that carries memory content carries the data-not-instructions
-notice.
+user unlocks.
+
+A handler only translates: its checked arguments (a type of :mod:`.shapes`) into recall's
+typed input (``Claim``, ``Link``, ``EdgeQuery``), and recall's answer into its one wire shape
+(:mod:`affidavit.recall.views`), the shape the CLI's ``--json`` prints for the same value.
+Grants are applied inside recall (read from the vault's sealed settings on every call, so
+``affidavit grant`` takes effect at the next call of a running server). Recall and its
+serializers are loaded on first use, not when the server starts.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from affidavit import access as acl
+from affidavit import recall
 from affidavit.access import unlock_gate
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import (
@@ -33,26 +38,30 @@ from affidavit.core.errors import (
     NotFoundError,
     PolicyError,
 )
-from affidavit.recall import (
-    NOTICE,
-    WrongKindError,
-    installed_packs,
-    memories_json,
-    memory_json,
-    relation_json,
-    search_json,
-    store_json,
-)
 from affidavit.servers.toolkit import HiddenToolError
 
 if TYPE_CHECKING:
-    from affidavit.recall import Memory
+    from affidavit.recall import Memory, wire
+    from affidavit.servers.memory.shapes import (
+        ForgetArguments,
+        LinkArguments,
+        LockJSON,
+        NoArguments,
+        RecentArguments,
+        RecordArguments,
+        RelationsArguments,
+        SearchArguments,
+        StoreArguments,
+        StoreManyArguments,
+        UnlinkArguments,
+        UnlockArguments,
+        UnlockJSON,
+    )
     from affidavit.vault import Vault
 
 _BATCH_INDEX = re.compile(r"^item (\d+): ")
 T = TypeVar("T")
 LOCKED_HINT = "ask the user to run `affidavit unlock` on this machine, then call the tool again"
-_ALL_RELATIONS = 1_000_000
 
 
 def _locked(detail: str = "the memory vault is locked") -> LockedError:
@@ -60,12 +69,11 @@ def _locked(detail: str = "the memory vault is locked") -> LockedError:
 
 
 class MemoryTools:
-    """The 14 tools for one caller over one vault directory."""
+    """The memory tools for one caller over one vault directory."""
 
     def __init__(self, caller: str, vault_path: Path | None = None) -> None:
         self.caller = acl.check_name(caller, "caller")
         self.vault_path = vault_path
-        self.namespace = acl.default_namespace(self.caller)
         self._memory: Memory | None = None
         self._unlock_allowed: bool | None = None  # last seen value of the sealed setting
         self.busy = threading.Lock()  # one tool call (or the warm-up) at a time
@@ -156,264 +164,152 @@ class MemoryTools:
             self._memory.vault.close()
         self._memory = None
 
-    def _grants(self, memory: Memory) -> acl.Grants:
-        return acl.Grants.load(memory.vault)
+    # -- tools: each translates its arguments into recall's typed input, and recall's answer
+    # -- into its one wire shape (recall applies the caller's grants) --------------------------
 
-    def _namespaces(self, memory: Memory) -> set[str]:
-        found = {it.namespace for it in memory.vault.items("memory")}
-        found |= {it.namespace for it in memory.vault.items("relation")}
-        found |= {pack.namespace for pack in installed_packs.installed(memory.vault)}
-        return found | {self.namespace}
+    def memory_store(self, args: StoreArguments) -> wire.StoreJSON:
+        """Store one claim in the caller's (or a named) namespace."""
+        claim = recall.Claim.from_json(args)
+        return self._call(lambda memory: recall.views.store_json(memory.store(claim)))
 
-    def _readable(self, memory: Memory, namespace: str | None) -> list[str] | None:
-        """The namespaces to cover: the one named, or every readable one (None: all of them).
-
-        Only a ``none`` grant can hide a namespace, so without one the answer is "all" and
-        nothing has to be listed (the common case stays O(1)).
-        """
-        grants = self._grants(memory)
-        if namespace is not None:
-            grants.require_read(self.caller, namespace)
-            return [namespace]
-        if not grants.hides_any(self.caller):
-            return None
-        return grants.readable(self.caller, self._namespaces(memory))
-
-    # -- tools --------------------------------------------------------------------------------
-
-    def memory_store(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Store one claim in the caller's (or a granted) namespace."""
-        stored: dict[str, Any] = self.memory_store_many({"facts": [dict(args)]})["results"][0]
-        return stored
-
-    def memory_store_many(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Store a batch: defaults filled, then all-or-nothing (grants checked by ``Memory``)."""
-        defaults = {k: args[k] for k in ("source", "namespace", "discovered") if k in args}
-        facts = [{**defaults, **fact} for fact in args["facts"]]
-        for index, fact in enumerate(facts):
-            fact.setdefault("namespace", self.namespace)
-            if "source" not in fact:
+    def memory_store_many(self, args: StoreManyArguments) -> wire.StoreManyJSON:
+        """Store a batch: the shared fields filled in, then all or nothing."""
+        shared = {k: v for k, v in args.items() if k in ("source", "namespace", "discovered")}
+        claims = []
+        for index, fact in enumerate(args["facts"]):
+            if "source" not in fact and "source" not in shared:
                 raise InputError(
                     f"facts[{index}] has no source",
                     "give it a 'source', or pass one 'source' for the whole batch",
                 )
+            claims.append(recall.Claim.from_json({**shared, **fact}, f"facts[{index}]: "))
 
-        def run(memory: Memory) -> dict[str, Any]:
+        def run(memory: Memory) -> wire.StoreManyJSON:
             try:
-                results = memory.store_many(facts)
+                return recall.views.store_many_json(memory.store_many(claims))
             except (InputError, PolicyError) as exc:  # name the entry the way the caller sent it
                 message = _BATCH_INDEX.sub(r"facts[\1]: ", exc.message)
                 raise type(exc)(message, exc.hint) from None
-            outcomes = zip(results, facts, strict=True)
-            return {"results": [store_json(r, f["namespace"]) for r, f in outcomes]}
 
         return self._call(run)
 
-    def memory_search(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Ranked recall over the namespaces this caller may read."""
+    def memory_search(self, args: SearchArguments) -> wire.SearchJSON:
+        """Ranked recall over the namespaces this caller may read (or the one named)."""
+        namespace = args.get("namespace")
 
-        def run(memory: Memory) -> dict[str, Any]:
-            namespaces = self._readable(memory, args.get("namespace"))
-            if namespaces is not None and not namespaces:
-                semantic = memory.embedder is not None
-                return search_json({"results": [], "semantic": semantic, "notice": NOTICE})
+        def run(memory: Memory) -> wire.SearchJSON:
             found = memory.search(
                 args["query"],
-                namespaces=namespaces,
+                namespaces=None if namespace is None else [namespace],
                 tags=args.get("tags"),
                 kind=args.get("kind"),
-                saved_since=_alias(args, "saved_since", "since"),
-                saved_until=_alias(args, "saved_until", "until"),
+                saved_since=_either(args, "saved_since", "since"),
+                saved_until=_either(args, "saved_until", "until"),
                 discovered_since=args.get("discovered_since"),
                 discovered_until=args.get("discovered_until"),
                 top_k=args.get("top_k"),
             )
-            return search_json(found)
+            return recall.views.search_json(found)
 
         return self._call(run)
 
-    def memory_get(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_get(self, args: RecordArguments) -> wire.MemoryGotJSON:
         """One memory by id."""
+        item_id = _record_id(args)
 
-        def run(memory: Memory) -> dict[str, Any]:
+        def run(memory: Memory) -> wire.MemoryGotJSON:
             try:
-                found = memory.get_memory(_record_id(args))
-            except WrongKindError as exc:
+                found = memory.get_memory(item_id)
+            except recall.WrongKindError as exc:
                 # a captured candidate is a record too, waiting for review: no tool reads it
                 hint = "use memory_relations to read relations" if exc.kind == "relation" else None
                 raise NotFoundError(exc.message, hint) from None
-            return {"memory": memory_json(found), "notice": NOTICE}
+            return recall.views.memory_got_json(found)
 
         return self._call(run)
 
-    def memory_recent(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Newest memories first, across readable namespaces."""
-        limit = int(args.get("limit", 10))
+    def memory_recent(self, args: RecentArguments) -> wire.MemoriesJSON:
+        """Newest memories first, across readable namespaces (or the one named)."""
+        limit, namespace = args.get("limit", 10), args.get("namespace")
+        return self._call(
+            lambda memory: recall.views.memories_json(memory.recent(limit, namespace))
+        )
 
-        def run(memory: Memory) -> dict[str, Any]:
-            only = args.get("namespace")
-            namespaces = self._readable(memory, only)
-            window = limit
-            while True:  # widen the window until enough readable ones, or no more at all
-                items = memory.recent(limit=window, namespace=only)
-                visible = [m for m in items if namespaces is None or m["namespace"] in namespaces]
-                if len(visible) >= limit or len(items) < window:
-                    break
-                window *= 4
-            return memories_json(visible[:limit])
-
-        return self._call(run)
-
-    def memory_forget(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_forget(self, args: ForgetArguments) -> wire.ForgottenJSON:
         """Forget (or shred) one memory the caller may write."""
-        shred = bool(args.get("shred", False))
+        item_id, shred = _record_id(args), args.get("shred", False)
 
-        item_id = _record_id(args)
-
-        def run(memory: Memory) -> dict[str, Any]:
+        def run(memory: Memory) -> wire.ForgottenJSON:
             try:
                 memory.get_memory(item_id)
-            except WrongKindError:
+            except recall.WrongKindError as exc:
                 raise NotFoundError(
-                    f"{item_id} is a relation", "use memory_unlink to remove relations"
+                    f"{item_id} is a {exc.kind}", "use memory_unlink to remove relations"
                 ) from None
-            done = memory.forget(item_id, shred=shred)
-            return {"forgotten": True, "id": item_id, "shredded": bool(done.get("shredded"))}
+            return memory.forget(item_id, shred=shred)
 
         return self._call(run)
 
-    def memory_link(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Record one relation in a namespace the caller may write."""
-        namespace = args.get("namespace", self.namespace)
+    def memory_link(self, args: LinkArguments) -> wire.LinkJSON:
+        """Record one relation in the caller's (or a named) namespace."""
+        link = recall.Link(
+            args["subject"],
+            args["predicate"],
+            args["object"],
+            src_id=args.get("src_id"),
+            valid_from=args.get("valid_from"),
+            valid_to=args.get("valid_to"),
+            namespace=args.get("namespace"),
+        )
+        return self._call(lambda memory: recall.views.link_json(memory.link(link)))
 
-        def run(memory: Memory) -> dict[str, Any]:
-            made = memory.link(
-                args["subject"],
-                args["predicate"],
-                args["object"],
-                src_id=args.get("src_id"),
-                valid_from=args.get("valid_from"),
-                valid_to=args.get("valid_to"),
-                namespace=namespace,
-            )
-            return {"relation": relation_json(made), "created": made["created"]}
-
-        return self._call(run)
-
-    def memory_relations(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_relations(self, args: RelationsArguments) -> wire.RelationsJSON:
         """Relations by entity / subject / predicate / object / date over readable namespaces."""
-        limit = int(args.get("limit", 100))
+        query = recall.EdgeQuery(
+            entity=args.get("entity"),
+            subject=args.get("subject"),
+            predicate=args.get("predicate"),
+            object=args.get("object"),
+            as_of=_moment(args.get("as_of")),
+            namespace=args.get("namespace"),
+            limit=args.get("limit", 100),
+        )
+        return self._call(lambda memory: recall.views.relations_json(memory.relations(query)))
 
-        def run(memory: Memory) -> dict[str, Any]:
-            namespaces = self._readable(memory, args.get("namespace"))
-            found = memory.relations(
-                entity=args.get("entity"),
-                subject=args.get("subject"),
-                predicate=args.get("predicate"),
-                object=args.get("object"),
-                as_of=args.get("as_of"),
-                namespace=args.get("namespace"),
-                limit=_ALL_RELATIONS,
-            )
-            visible = [
-                r for r in found["relations"] if namespaces is None or r["namespace"] in namespaces
-            ]
-            return {
-                "relations": [relation_json(r) for r in visible[:limit]],
-                "truncated": len(visible) > limit,
-                "notice": NOTICE,
-            }
-
-        return self._call(run)
-
-    def memory_unlink(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_unlink(self, args: UnlinkArguments) -> wire.UnlinkedJSON:
         """Remove one relation the caller may write."""
+        edge_id = args["relation_id"]
 
-        def run(memory: Memory) -> dict[str, Any]:
+        def run(memory: Memory) -> wire.UnlinkedJSON:
             try:
-                memory.get_relation(args["relation_id"])
-            except WrongKindError as exc:
+                memory.get_relation(edge_id)
+            except recall.WrongKindError as exc:
                 raise NotFoundError(exc.message, "use memory_forget to delete memories") from None
-            memory.unlink(args["relation_id"])
-            return {"removed": True, "relation_id": args["relation_id"]}
+            return memory.unlink(edge_id)
 
         return self._call(run)
 
-    def memory_list_namespaces(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_list_namespaces(self, args: NoArguments) -> wire.NamespacesJSON:
         """Readable namespaces with counts and access."""
+        return self._call(lambda memory: memory.namespaces())
 
-        def run(memory: Memory) -> dict[str, Any]:
-            grants = self._grants(memory)
-            counts: dict[str, list[int]] = {}
-            for kind, slot in (("memory", 0), ("relation", 1)):
-                for item in memory.vault.items(kind):
-                    if kind == "memory" and item.data.get("superseded_by"):
-                        continue
-                    counts.setdefault(item.namespace, [0, 0])[slot] += 1
-            counts.setdefault(self.namespace, [0, 0])
-            rows = [
-                {
-                    "name": name,
-                    "memories": memory_count,
-                    "relations": relation_count,
-                    "access": grants.mode(self.caller, name),
-                }
-                for name, (memory_count, relation_count) in sorted(counts.items())
-                if grants.mode(self.caller, name) != "none"
-            ]
-            return {
-                "caller": self.caller,
-                "default_namespace": self.namespace,
-                "namespaces": rows,
-            }
-
-        return self._call(run)
-
-    def memory_status(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """State of the vault; works while locked."""
-        from affidavit.core import paths
-
-        base: dict[str, Any] = {
-            "caller": self.caller,
-            "default_namespace": self.namespace,
-            "vault": str(self.vault_path or paths.vault_dir()),
-        }
+    def memory_status(self, args: NoArguments) -> wire.StatusJSON:
+        """State of the vault for this caller; works while locked."""
+        vault = str(self._directory())
         try:
             memory = self.memory()
             status = memory.status()
         except LockedError:
             self._drop()
-            return {
-                **base,
-                "locked": True,
-                "memories": None,
-                "semantic": None,
-                "unlock_tool_enabled": self._unlock_allowed,
-                "hint": LOCKED_HINT,
-            }
-        readable = self._readable(memory, None)
-        count = sum(
-            1
-            for it in memory.vault.items("memory")
-            if (readable is None or it.namespace in readable) and not it.data.get("superseded_by")
-        )
+            return recall.views.locked_status_json(
+                self.caller, vault=vault, unlock_tool_enabled=self._unlock_allowed, hint=LOCKED_HINT
+            )
         self._see_unlock_setting(memory.vault)
-        out = {
-            **base,
-            "locked": False,
-            "memories": count,
-            "semantic": bool(status.get("semantic")),
-            "unlock_tool_enabled": self._unlock_allowed,
-            "model": status.get("model"),
-            "index": {"indexed": status["indexed"], "vector_index": status["vector_index"]},
-            "packs": [_pack_status(p) for p in status.get("packs", [])],
-            "audit": dict(status["audit"]),
-        }
-        if not status.get("semantic"):
-            out["hint"] = str(status.get("reason") or "semantic recall is off; keyword only")
-        return out
+        return recall.views.status_json(
+            status, vault=vault, unlock_tool_enabled=bool(self._unlock_allowed)
+        )
 
-    def memory_lock(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_lock(self, args: NoArguments) -> LockJSON:
         """Drop keys, then end the unlock session; report, never raise, what failed.
 
         The passphrase variable is removed from this process's environment too, so a panic
@@ -437,7 +333,7 @@ class MemoryTools:
             failures.append(f"clearing the unlock credential: {_describe(exc)}")
         return {"locked": True, "failures": failures}
 
-    def memory_unlock(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_unlock(self, args: UnlockArguments) -> UnlockJSON:
         """Unlock with a passphrase: only while the user allows this tool, and ever slower
         after wrong passphrases (see :mod:`affidavit.access.unlock_gate`)."""
 
@@ -466,11 +362,9 @@ class MemoryTools:
         self._memory = memory
         return {"locked": False}
 
-    def memory_selftest(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def memory_selftest(self, args: NoArguments) -> wire.SelftestJSON:
         """Canned recall checks on a private temporary vault."""
-        from affidavit.recall import run_selftest
-
-        return run_selftest()
+        return recall.run_selftest()
 
     def close(self) -> None:
         """Drop the vault handle and its keys (server shutdown, after any warm-up)."""
@@ -478,18 +372,9 @@ class MemoryTools:
             self._drop()
 
 
-def _pack_status(pack: Mapping[str, Any]) -> dict[str, Any]:
-    """An installed pack as memory_status shows it (no trust file paths: they are local)."""
-    keys = ("name", "namespace", "signature", "signer", "sequence", "records", "in_recall")
-    out = {k: pack.get(k) for k in keys}
-    if pack.get("warning"):
-        out["warning"] = pack["warning"]
-    return out
-
-
-def _record_id(args: Mapping[str, Any]) -> str:
+def _record_id(args: RecordArguments) -> str:
     """``id``, or Compartment's ``record_id`` for it (one of the two, or both the same)."""
-    given = {args[k] for k in ("id", "record_id") if k in args}
+    given = {value for key, value in args.items() if key in ("id", "record_id")}
     if len(given) != 1:
         raise InputError(
             "give the memory's id as 'id' (or its alias 'record_id'), once",
@@ -498,14 +383,19 @@ def _record_id(args: Mapping[str, Any]) -> str:
     return str(given.pop())
 
 
-def _alias(args: Mapping[str, Any], name: str, alias: str) -> str | None:
-    """A search bound given under its own name or Compartment's (a unix time becomes ISO)."""
-    if name in args and alias in args:
+def _either(args: SearchArguments, name: str, alias: str) -> str | None:
+    """A search bound given under its own name or Compartment's (one of the two)."""
+    given = cast("Mapping[str, str | int]", args)
+    if name in given and alias in given:
         raise InputError(f"give {name} or {alias}, not both", f"{alias} is an alias of {name}")
-    value = args.get(name, args.get(alias))
+    return _moment(given.get(name, given.get(alias)))
+
+
+def _moment(value: str | int | None) -> str | None:
+    """A day or time as written, or a unix time (Compartment's spelling) as an ISO time."""
     if isinstance(value, int):
         return utc_iso(datetime.fromtimestamp(value, UTC), timespec="seconds")[:19]
-    return None if value is None else str(value)
+    return value
 
 
 def _describe(exc: BaseException) -> str:

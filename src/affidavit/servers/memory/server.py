@@ -1,4 +1,4 @@
-"""``affidavit serve``: the memory vault as an MCP server over stdio (14 tools).
+"""``affidavit serve``: the memory vault as an MCP server over stdio (the memory_* tools).
 
 The MCP layer is thin on purpose: it lists the catalogue of :mod:`.catalogue`, holds each
 call's arguments to the published input schema (:mod:`affidavit.servers.toolkit`: an error
@@ -95,7 +95,7 @@ class Calls:
         def call() -> dict[str, Any]:
             checked = check_arguments(spec, arguments)
             with self.tools.busy:
-                return spec.handler(self.tools, checked)
+                return dict(spec.handler(self.tools, checked))
 
         try:
             return answer_wire(name, call)
