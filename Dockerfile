@@ -41,6 +41,7 @@ WORKDIR /home/affidavit
 VOLUME ["/data"]
 EXPOSE 8000
 ENTRYPOINT ["affidavit-entrypoint"]
-# `serve --http` comes with the Streamable HTTP transport (branch h17-http); until it is merged
-# run the stdio server instead: docker run -i --rm IMAGE serve
-CMD ["serve", "--http", "0.0.0.0:8000", "--allow-remote"]
+# Plain HTTP on the container's own interface (ADR 0198): reachable only through a published
+# port, which docs/install.md publishes on loopback; for TLS give the command yourself
+# (serve --http 0.0.0.0:8000 --allow-remote --tls-cert ... --tls-key ...); stdio: IMAGE serve
+CMD ["serve", "--http", "0.0.0.0:8000", "--allow-remote", "--insecure-http"]

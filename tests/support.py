@@ -77,6 +77,39 @@ def run_cli(
     )
 
 
+def run_on_terminal(
+    args: Sequence[str], env: Mapping[str, str], prompt: bytes, typed: bytes
+) -> tuple[int, str]:
+    """Run ``affidavit ARGS`` with a pseudo-terminal as its controlling terminal, type ``typed``
+    once ``prompt`` appears on it; return the exit code and everything the terminal showed."""
+    import pty
+    import select
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes the CLI
+        os.execve(PYTHON, [PYTHON, "-m", "affidavit", *args], dict(env))  # noqa: S606
+    seen = b""
+    sent = False
+    while True:
+        ready, _, _ = select.select([fd], [], [], 120)
+        if not ready:
+            os.kill(pid, 9)
+            break
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if not sent and prompt in seen:
+            os.write(fd, typed)
+            sent = True
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), seen.decode("utf-8", "replace")
+
+
 def run_demo_section(section: str, workdir: Path, home: Path) -> subprocess.CompletedProcess[str]:
     """One section of ``affidavit demo`` (``affidavit.cli.demo_<section>.run``) run for real in
     a child process on ``workdir``, its output wide enough that no check reads a wrapped line."""

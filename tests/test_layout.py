@@ -44,7 +44,8 @@ ALLOWED = {
     "intake": {"core", "crypto", "vault", "access", "recall", "exports"},
     "console": {"core", "crypto", *PLANES, "exports", "integrate"},
     "servers": {"core", "crypto", *PLANES},
-    "cli": {"core", "crypto", *PLANES, "exports", "servers", "integrate", "console"},
+    "desktop": {"core"},  # drives the vault through the `affidavit` command only
+    "cli": {"core", "crypto", *PLANES, "exports", "servers", "integrate", "console", "desktop"},
     "__main__": {"cli"},
 }
 

@@ -50,8 +50,8 @@ def _help(args: list[str]) -> str:
 def test_groups_by_plane_with_demo_first() -> None:
     ctx = root.make_context("affidavit", [], resilient_parsing=True)
     assert root.list_commands(ctx) == [
-        "demo", "memory", "pack", "proxy", "dev", "integrate", "bundle", "console", "audit",
-        "completion", "hook", "review",
+        "demo", "memory", "pack", "proxy", "dev", "integrate", "bundle", "console", "tray",
+        "audit", "completion", "hook", "review",
     ]  # fmt: skip
     shown = _help(["--help"])
     listed = re.findall(r"^  (\S+)  ", shown.split("Commands:")[1].split("Aliases")[0], re.M)

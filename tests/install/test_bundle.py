@@ -107,20 +107,24 @@ def test_the_manifest_has_the_mcpb_shape_and_a_settings_form(manifest, unpacked)
     assert manifest["compatibility"]["platforms"] == [platform]
 
 
-def test_the_official_mcpb_tool_accepts_the_manifest(unpacked):
+def assert_mcpb_validates(manifest_path: Path) -> None:
     """``mcpb validate`` (@anthropic-ai/mcpb, installed by .ci/run with the other Node peers)
-    checks the manifest against the spec's own schema."""
+    checks a manifest against the spec's own schema."""
     mcpb = NODE_TOOLS / ".bin" / "mcpb"
     if not mcpb.exists():
         pytest.skip(f"the official mcpb CLI is not installed at {mcpb} (.ci/run installs it)")
     done = subprocess.run(
-        [str(mcpb), "validate", str(unpacked / "manifest.json")],
+        [str(mcpb), "validate", str(manifest_path)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0 and "validation passes" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_official_mcpb_tool_accepts_the_manifest(unpacked):
+    assert_mcpb_validates(unpacked / "manifest.json")
 
 
 def test_the_bundle_carries_the_runtime_and_nothing_of_the_dev_tools(built):

@@ -7,15 +7,19 @@ secret baked into a layer, exec-form commands, and a build context limited to wh
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 import uuid
+from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.servers.http_support import JSON_HEADERS, SEARCH_CALL, http_server
 from tests.support import REPO_ROOT
 
 DOCKERFILE = REPO_ROOT / "Dockerfile"
@@ -116,6 +120,18 @@ def test_commands_are_exec_form_and_serve_the_memory_server():
     cmd = next(r for w, r in final if w == "CMD")
     assert entry.startswith("[") and cmd.startswith("[")
     assert cmd.startswith('["serve", "--http", "0.0.0.0:8000"')
+
+
+def test_the_default_command_starts_an_http_server_that_asks_for_a_token(tmp_path):
+    """The image's CMD, run by this affidavit as the entrypoint would (port 0 instead of 8000,
+    so runs never collide): it must start, not stop at the plain-HTTP refusal (ADR 0198)."""
+    final = _stages(DOCKERFILE.read_text())[-1]
+    cmd = json.loads(next(r for w, r in final if w == "CMD"))
+    args = ["0.0.0.0:0" if a == "0.0.0.0:8000" else a for a in cmd]
+    with http_server(args, tmp_path) as server:
+        url = f"http://127.0.0.1:{urlsplit(server.url).port}/mcp"  # the published port
+        answer = httpx2.post(url, json=SEARCH_CALL, headers=JSON_HEADERS, timeout=60)
+    assert answer.status_code == 401, answer.text
 
 
 def test_the_entrypoint_is_a_valid_shell_script_that_sets_a_private_umask():

@@ -27,6 +27,9 @@ ARGUMENT = {
         "type": {"enum": ["positional", "named"]},
         "name": {"type": "string", "pattern": "^-"},
         "value": {"type": "string"},
+        "description": {"type": "string"},
+        "format": {"enum": ["string", "number", "boolean", "filepath"]},
+        "default": {"type": "string"},
         "isRequired": {"type": "boolean"},
         "isSecret": {"type": "boolean"},
     },
@@ -88,19 +91,35 @@ def test_the_shape_refuses_what_the_registry_refuses(server):
 def test_versions_and_package_name_match_the_project(server):
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     assert server["version"] == project["version"] == affidavit.__version__
-    (package,) = server["packages"]
-    assert package["identifier"] == project["name"]
-    assert package["version"] == project["version"]
-    assert "affidavit" in project["scripts"]  # what uvx runs, with "serve" after it
-    assert package["packageArguments"][0] == {"type": "positional", "value": "serve"}
+    memory, pack = server["packages"]
+    for package in (memory, pack):
+        assert package["identifier"] == project["name"]
+        assert package["version"] == project["version"]
+    assert "affidavit" in project["scripts"]  # what uvx runs, with the subcommand after it
+    assert memory["packageArguments"][0] == {"type": "positional", "value": "serve"}
+    assert [a.get("value") for a in pack["packageArguments"][:2]] == ["pack", "serve"]
+
+
+def test_the_pack_server_takes_exactly_the_flags_pack_serve_parses(server, tmp_path):
+    """Each named argument of the pack package is one `pack serve` accepts (parsed by the
+    command's own parser), and --pack is the one it cannot start without."""
+    from affidavit.cli.pack_serve import parse_serve_args
+
+    _, pack = server["packages"]
+    named = [a for a in pack["packageArguments"] if a["type"] == "named"]
+    assert [a["name"] for a in named if a.get("isRequired")] == ["--pack"]
+    values = {"--pack": str(tmp_path), "--trusted-fingerprint": "SHA256:" + "A" * 43}
+    values |= {"--min-sequence": "2", "--strict": "true"}
+    pack_dir, trust = parse_serve_args([f"{a['name']}={values[a['name']]}" for a in named])
+    assert pack_dir == tmp_path and trust.min_sequence == 2 and trust.strict
 
 
 def test_no_secret_is_asked_for_in_the_client_config(server):
     """The vault is unlocked by ``affidavit unlock``; a passphrase in a client config would
     sit in plaintext next to every other server's settings."""
-    (package,) = server["packages"]
-    for variable in package.get("environmentVariables", []):
-        assert "PASSPHRASE" not in variable["name"] and not variable.get("isSecret")
+    for package in server["packages"]:
+        for variable in package.get("environmentVariables", []):
+            assert "PASSPHRASE" not in variable["name"] and not variable.get("isSecret")
 
 
 def test_readme_and_image_name_the_same_server(server):

@@ -14,7 +14,7 @@ from affidavit.integrate import install
 from affidavit.integrate.clients import BY_KEY, CLIENTS, client
 
 HOME = Path("/h")
-WIN_ENV = {"APPDATA": "/h/AppData/Roaming"}
+WIN_ENV = {"APPDATA": "/h/AppData/Roaming", "LOCALAPPDATA": "/h/AppData/Local"}
 
 EXPECTED = {
     # key: (linux, macOS, Windows) relative to HOME
@@ -64,6 +64,25 @@ EXPECTED = {
     "qwen": (".qwen/settings.json",) * 3,
     "opencode": (".config/opencode/opencode.json",) * 3,
     "kilo": (".config/kilo/kilo.jsonc",) * 3,
+    "hermes": (".hermes/config.yaml", ".hermes/config.yaml", "AppData/Local/hermes/config.yaml"),
+    "openclaw": (".openclaw/openclaw.json",) * 3,
+    "junie": (".junie/mcp/mcp.json",) * 3,
+    "factory": (".factory/mcp.json",) * 3,
+    "omp": (".omp/agent/mcp.json",) * 3,
+    "crush": (".config/crush/crush.json",) * 2 + ("AppData/Local/crush/crush.json",),
+    "anythingllm": tuple(
+        f"{base}/anythingllm-desktop/storage/plugins/anythingllm_mcp_servers.json"
+        for base in (".config", "Library/Application Support", "AppData/Roaming")
+    ),
+    "boltai": (".boltai/mcp.json",) * 3,
+    "jan": tuple(
+        f"{base}/Jan/data/mcp_config.json"
+        for base in (".local/share", "Library/Application Support", "AppData/Roaming")
+    ),
+    "witsy": tuple(
+        f"{base}/Witsy/settings.json"
+        for base in (".config", "Library/Application Support", "AppData/Roaming")
+    ),
 }
 
 
@@ -89,6 +108,24 @@ def test_env_overrides_are_honoured():
     ) == Path("/x/zed/settings.json")
 
 
+@pytest.mark.parametrize(
+    ("key", "env", "expected"),
+    [
+        ("hermes", {"HERMES_HOME": "/hh"}, "/hh/config.yaml"),
+        ("openclaw", {"OPENCLAW_CONFIG_PATH": "/oc/my.json"}, "/oc/my.json"),
+        ("openclaw", {"OPENCLAW_STATE_DIR": "/state"}, "/state/openclaw.json"),
+        ("openclaw", {"OPENCLAW_HOME": "/other"}, "/other/.openclaw/openclaw.json"),
+        ("crush", {"CRUSH_GLOBAL_CONFIG": "/cg"}, "/cg/crush.json"),
+        ("crush", {"XDG_CONFIG_HOME": "/x"}, "/x/crush/crush.json"),
+        ("jan", {"JAN_DATA_ROOT": "/jr"}, "/jr/Jan/data/mcp_config.json"),
+        ("jan", {"XDG_DATA_HOME": "/xd"}, "/xd/Jan/data/mcp_config.json"),
+        ("witsy", {"XDG_CONFIG_HOME": "/x"}, "/x/Witsy/settings.json"),
+    ],
+)
+def test_the_variables_a_client_reads_move_its_file(key, env, expected):
+    assert BY_KEY[key].config_path(platform="linux", home=HOME, env=env) == Path(expected)
+
+
 def test_unknown_client_names_the_known_ones():
     with pytest.raises(UsageError, match="cursor"):
         client("emacs")
@@ -106,7 +143,10 @@ def _server_map(key: str, path: Path) -> dict:
     if c.fmt.startswith("yaml"):
         data = yaml.safe_load(text)[c.container[0]]
         return {i["name"]: i for i in data} if c.fmt == "yaml-list" else data
-    return json.loads(text)[c.container[0]]
+    found = json.loads(text)
+    for key in c.container:
+        found = found[key]
+    return found
 
 
 @pytest.mark.parametrize("c", CLIENTS, ids=lambda c: c.key)
@@ -130,3 +170,14 @@ def test_every_client_is_documented_with_its_file():
         row = next((line for line in table.splitlines() if line.startswith(f"| `{c.key}` |")), "")
         linux = str(c.config_path(platform="linux", home=Path("~"), env={}))
         assert row and linux.split("/")[-1] in row, c.key
+
+
+def test_every_client_says_where_its_location_was_confirmed():
+    from tests.support import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "integrate.md").read_text()
+    section = text.split("### Where each location was confirmed", 1)[1].split("\n### ", 1)[0]
+    sourced = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
+    earlier = section.split("The other rows (", 1)[1].split("were located before", 1)[0]
+    for c in CLIENTS:
+        assert c.key in sourced or f"`{c.key}`" in earlier, c.key

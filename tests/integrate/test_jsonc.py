@@ -64,6 +64,16 @@ def test_missing_parents_are_created_and_indentation_follows_the_file():
     assert json.loads(doc.text) == {"theme": "x", "mcpServers": {"affidavit": {"command": "c"}}}
 
 
+def test_several_missing_parents_nest_in_path_order():
+    # OpenClaw keeps its servers two levels down, at mcp.servers
+    doc = JsoncDocument('{"gateway": {"port": 1}}')
+    doc.set(("mcp", "servers", "affidavit"), {"command": "c"})
+    assert json.loads(doc.text)["mcp"] == {"servers": {"affidavit": {"command": "c"}}}
+    doc = JsoncDocument('{"mcp": {"sessionIdleTtlMs": 0}}')
+    doc.set(("mcp", "servers", "affidavit"), 1)
+    assert json.loads(doc.text)["mcp"] == {"sessionIdleTtlMs": 0, "servers": {"affidavit": 1}}
+
+
 def test_empty_file_and_empty_object():
     doc = JsoncDocument("")
     doc.set(("servers", "s"), {"type": "stdio"})

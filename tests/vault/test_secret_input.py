@@ -8,9 +8,7 @@ fails the test instead of the machine.
 from __future__ import annotations
 
 import os
-import pty
 import resource
-import select
 import subprocess
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 
 from affidavit.core.errors import AuthError, InputError
 from affidavit.crypto import keyslots
-from tests.support import PYTHON, cli_env, run_cli
+from tests.support import PYTHON, cli_env, run_cli, run_on_terminal
 from tests.vault.conftest import TEST_PASSPHRASE, create_test_vault
 
 NOT_UTF8 = os.fsdecode(b"caf\xe9 \xff")  # Latin-1 bytes as a process environment carries them
@@ -55,38 +53,11 @@ def test_the_key_derivation_refuses_lone_surrogates_by_name_not_value() -> None:
     assert "\\udcff" not in str(caught.value)
 
 
-def _run_on_a_terminal(args: list[str], env: dict[str, str], typed: bytes) -> tuple[int, str]:
-    """Run the CLI with a real pseudo-terminal as its controlling terminal; type ``typed``."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: becomes the CLI
-        os.execve(PYTHON, [PYTHON, "-m", "affidavit", *args], env)  # noqa: S606
-    seen = b""
-    sent = False
-    while True:
-        ready, _, _ = select.select([fd], [], [], 120)
-        if not ready:
-            os.kill(pid, 9)
-            break
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-        if not sent and b"passphrase:" in seen:
-            os.write(fd, typed)
-            sent = True
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), seen.decode("utf-8", "replace")
-
-
 def test_a_non_utf8_passphrase_typed_at_the_terminal_is_one_clear_error(
     home: Path, cli_vault: dict[str, str]
 ) -> None:
     env = cli_env(home, {k: v for k, v in cli_vault.items() if k != "AFFIDAVIT_PASSPHRASE"})
-    code, screen = _run_on_a_terminal(["unlock"], env, b"caf\xe9 \xff\r")
+    code, screen = run_on_terminal(["unlock"], env, b"passphrase:", b"caf\xe9 \xff\r")
     assert code == 2, screen
     assert "not valid UTF-8" in screen and "internal error" not in screen
     assert "0xe9" not in screen and "0xff" not in screen

@@ -192,6 +192,7 @@ root = LazyGroup(
         "integrate": f"{_INTEGRATE}:integrate",
         "bundle": "affidavit.cli.bundle:bundle",
         "console": "affidavit.cli.console:console",
+        "tray": "affidavit.cli.tray:tray",
         "audit": audit,
         "completion": "affidavit.cli.completion:completion",
         "hook": "affidavit.cli.intake:hook",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.output import print_json, stdout, warn
+from affidavit.cli.output import print_json, stderr, stdout, warn
 from affidavit.cli.params import EXISTING, PATH, json_option
 from affidavit.core.errors import AffidavitError, InputError, UsageError
 
@@ -101,6 +102,12 @@ _CLIENT = click.option("--client", help="Only this client's config.")
 )
 @click.option("--list", "list_", is_flag=True, help="List the known clients and their files.")
 @click.option("--all", "all_", is_flag=True, help="Wire every known client installed here.")
+@click.option(
+    "--print",
+    "print_",
+    is_flag=True,
+    help="Print the mcpServers block to paste into an app that keeps its servers itself.",
+)
 @click.option("--remove", metavar="CLIENT", help="Take affidavit out of CLIENT's config again.")
 @click.option("--caller", help="Connect as this caller (its own namespace); default: user.")
 @click.option(
@@ -118,6 +125,7 @@ def integrate(
     command: tuple[str, ...],
     list_: bool,
     all_: bool,
+    print_: bool,
     remove: str | None,
     caller: str | None,
     vault: Path | None,
@@ -143,10 +151,10 @@ def integrate(
         return
     if as_json:
         raise UsageError("--json goes with --list", "e.g. affidavit integrate --list --json")
-    if all_ and client and proxy:
+    if (all_ or print_) and client and proxy:
         command, client = (client, *command), None  # after --, click filled CLIENT first
-    if sum(bool(x) for x in (client, all_, remove)) != 1:
-        raise UsageError("name one CLIENT, or pass --all, --remove CLIENT or --list")
+    if sum(bool(x) for x in (client, all_, remove, print_)) != 1:
+        raise UsageError("name one CLIENT, or pass --all, --print, --remove CLIENT or --list")
     if remove:
         target = lookup(remove)
         gone = install.remove(target, install.check_name(name or "affidavit"), dry_run=dry_run)
@@ -156,6 +164,9 @@ def integrate(
             stdout.print(f"{target.key}: {gone.action}: {gone.path} ({gone.detail})", markup=False)
         return
     entry, chosen = _entry(command, caller, vault, pack, proxy, name)
+    if print_:
+        stdout.print(install.paste_block(entry), markup=False, end="")
+        return
     targets = [lookup(client)] if client else _installed()
     if not targets:
         stdout.print("no known MCP client is installed here (see affidavit integrate --list)")
@@ -223,6 +234,36 @@ def _pack_entry(pack: Path, trust_args: list[str], name: str | None) -> Entry:
         warn(message)
     default = "pack-" + re.sub(r"[^A-Za-z0-9._-]+", "-", directory.name).strip("-")[:59]
     return install.pack_entry(name or default, pack_dir, trust_args)
+
+
+def offer_clients(vault: Path, choice: bool | None) -> None:
+    """After ``init``: add the memory server to the MCP clients installed here that lack it.
+
+    ``choice`` is the user's ``--integrate`` / ``--no-integrate``; without one, a person at a
+    terminal is asked, and a script is only told what it could run. Messages go to stderr so
+    ``init --json`` keeps stdout to its one JSON value.
+    """
+    from affidavit.integrate import install
+
+    found = [c for c in _installed() if not install.is_wired(c)]
+    if not found:
+        return
+    names = ", ".join(c.name for c in found)
+    if choice is None and sys.stdin.isatty():
+        choice = click.confirm(
+            f"Found {names}. Add affidavit's memory server to them?", default=True, err=True
+        )
+    if not choice:
+        if choice is None:
+            warn(f"found MCP clients: {names}; wire them with `affidavit integrate --all`")
+        return
+    entry = install.memory_entry(None, vault)
+
+    def job(c: Client) -> None:
+        outcome = install.add(c, entry)
+        stderr.print(f"{c.key}: {outcome.action}: {outcome.path}", markup=False)
+
+    _run_each(found, "integrate", job)
 
 
 def _warn_if_no_vault(chosen: Path) -> None:

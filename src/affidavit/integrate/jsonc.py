@@ -222,7 +222,7 @@ class JsoncDocument:
             node = self._find(parent_path[:depth])
             if node is not None:
                 inner: Any = nested
-                for name in parent_path[depth:]:
+                for name in reversed(parent_path[depth:]):
                     inner = {name: inner}
                 ((key, value),) = inner.items()
                 if not isinstance(node.value, dict):

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.access import check_name
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import AffidavitError, InputError, NotFoundError, PolicyError
+from affidavit.core.wording import counted
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.views import MemoryView, memory_view
 
@@ -282,7 +283,7 @@ class PackShelf:
         data = {
             "text": record["statement"],
             "source": f"signed pack {install.name}, record {record['record_id']} "
-            f"({len(record['evidence'])} verbatim quote(s), {record['speaker']})",
+            f"({counted(len(record['evidence']), 'verbatim quote')}, {record['speaker']})",
             "discovered": record["date_last_utc"][:10],
             "tags": [record["category"]],
         }

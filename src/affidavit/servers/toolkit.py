@@ -35,6 +35,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from affidavit.core.errors import AffidavitError, UsageError
+from affidavit.core.wording import counted
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -296,8 +297,11 @@ _MESSAGES: dict[str, Callable[[str, Any], tuple[str, str]]] = {
     "enum": _choices,
     "minimum": lambda w, n: (f"{w} must be at least {n}", "raise it"),
     "maximum": lambda w, n: (f"{w} must be at most {n}", "lower it"),
-    "minItems": lambda w, n: (f"{w} needs at least {n} item(s)", "add one"),
-    "maxItems": lambda w, n: (f"{w} takes at most {n} items", "split it into several calls"),
+    "minItems": lambda w, n: (f"{w} needs at least {counted(n, 'item')}", "add one"),
+    "maxItems": lambda w, n: (
+        f"{w} takes at most {counted(n, 'item')}",
+        "split it into several calls",
+    ),
     "uniqueItems": lambda w, n: (f"{w} lists the same item twice", "remove the duplicate"),
     "anyOf": lambda w, options: (
         f"{w} must be {' or '.join(o.get('description', o.get('type', '?')) for o in options)}",
