@@ -16,6 +16,7 @@ facts, the same facts for both, generated here):
 
 - server start to tools/list: spawn, initialize, ``tools/list`` answered (fresh process);
 - first memory_search after start: from that ``tools/list`` answer to the first search's;
+- start to first search answered: spawn to that first search's answer (the two above);
 - memory_store p50 and memory_search p50/p95 with N memories, one long-lived server each;
 - server RSS after the searches (``VmRSS`` of the server process);
 - bulk import of the N facts: wall seconds of the fill below (CPU seconds in the notes),
@@ -431,11 +432,10 @@ def compartment_tool(work: Path, venv_home: Path) -> MemoryTool:
     )
 
 
-async def start_rows(tools: list[MemoryTool], starts: int, query: str) -> tuple[Row, Row]:
-    listed = Row("server start to tools/list, vault of N", "Compartment", "<= 500 ms")
-    first = Row(
-        "first memory_search after start", "Compartment", "<= 150 ms (start + search <= 700)"
-    )
+async def start_rows(tools: list[MemoryTool], starts: int, query: str) -> tuple[Row, Row, Row]:
+    listed = Row("server start to tools/list, vault of N", "Compartment", "<= 150 ms")
+    first = Row("first memory_search after tools/list", "Compartment", "<= 100 ms")
+    answered = Row("start to first search answered, vault of N", "Compartment", "<= 250 ms")
     for _ in range(starts):
         for index, tool in enumerate(tools):
             which = "ours" if index == 0 else "theirs"
@@ -448,7 +448,8 @@ async def start_rows(tools: list[MemoryTool], starts: int, query: str) -> tuple[
                                                                          {"query": query})),
                     "memory_search",
                 )  # fmt: skip
-    return listed, first
+                getattr(answered, which).add(time.perf_counter() - began)
+    return listed, first, answered
 
 
 async def steady_rows(

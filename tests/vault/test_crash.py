@@ -48,7 +48,7 @@ def _one_kill(
     lines: list[str] = []
     while pid is None or len(lines) < wanted:
         line = zygote.stdout.readline()
-        assert line and not line.startswith("dead"), f"writer died early: {line!r}"
+        assert line and not line.startswith("dead "), f"writer died early: {line!r}"
         if line.startswith("pid "):
             pid = int(line.split()[1])
         else:

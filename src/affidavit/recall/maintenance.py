@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from affidavit.core.errors import InputError, UsageError
 from affidavit.recall import claims
+from affidavit.recall.index_build import MEMORY
 from affidavit.recall.memory import (
     AUTO_EXPIRE_SETTING,
     MAX_CHARS_SETTING,
-    MEMORY,
     MODEL_SETTING,
     model_identity,
     window_bytes,

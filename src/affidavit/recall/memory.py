@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.access import DEFAULT_CALLER, Access, default_namespace
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
-from affidavit.recall import claims, graph, history, lifecycle
+from affidavit.recall import claims, graph, history, index_build, lifecycle
 from affidavit.recall.decide import (
     WORDED_FROM,
     BatchRepeats,
@@ -87,13 +87,14 @@ from affidavit.recall.embedder import (
 )
 from affidavit.recall.errors import WrongKindError
 from affidavit.recall.history import MemoryHistory
+from affidavit.recall.index_build import MEMORY, entry_of, searchable
 from affidavit.recall.installed_packs import (
     PackShelf,
     installed,
     is_pack_namespace,
     refuse_write,
 )
-from affidavit.recall.ranking import Entry, Filters, RecallIndex
+from affidavit.recall.ranking import Filters, RecallIndex
 from affidavit.recall.views import (
     NOTICE,
     LinkOutcome,
@@ -122,7 +123,6 @@ if TYPE_CHECKING:
     )
     from affidavit.vault import Vault
 
-MEMORY = "memory"
 MAX_CHARS_SETTING = "max_memory_chars"
 #: Off: expired memories are hidden from reads but forgotten only by ``expire``.
 AUTO_EXPIRE_SETTING = "auto_expire"
@@ -131,30 +131,6 @@ MODEL_SETTING = "embedding_model"
 #: Rows embedded per step of an import: a progress tick, and a bounded peak of windows.
 EMBED_CHUNK = 256
 _AUTO: Any = object()
-
-
-def _entry(item: VaultItem) -> Entry:
-    d = item.data
-    return Entry(
-        id=item.id,
-        text=str(d.get("text", "")),
-        seq=item.seq,
-        namespace=item.namespace,
-        tags=frozenset(d.get("tags", [])),
-        saved_at=item.saved_at,
-        discovered=d.get("discovered"),
-        importance=float(d.get("importance", 0.5)),
-        kind=str(d.get("kind", "fact")),
-        affirmed=d.get("affirmed"),
-        authored=not d.get("imported", False),
-        thread=d.get("thread"),
-        turn=d.get("turn"),
-        reply_to=d.get("reply_to"),
-    )
-
-
-def _searchable(item: VaultItem) -> bool:
-    return item.kind == MEMORY and not item.data.get("superseded_by")
 
 
 def model_identity() -> dict[str, str]:
@@ -203,20 +179,30 @@ class Memory:
 
     @property
     def index(self) -> RecallIndex:
-        """The RAM index, built from the vault's sealed vectors on first need (no re-embedding)."""
+        """The RAM index on first need: restored from the image in the snapshot the vault
+        opened from, else built from the vault's sealed vectors (never re-embedding)."""
         with self._lock:
             if self._index is None:
-                index = RecallIndex()
-                index.add_many(
-                    [
-                        (_entry(it), self._windows_of(it))
-                        for it in self.vault.items(MEMORY)
-                        if _searchable(it)
-                    ]
-                )
-                self._index = index
+                items = list(self.vault.items(MEMORY))
+                vectors = self.embedder is not None
+                image = self.vault.take_section(index_build.SECTION)
+                restored = index_build.restore(image, items, vectors) if image else None
+                self._index = restored or index_build.build(items, vectors)
                 trim_heap()
             return self._index
+
+    def save_snapshot(self, *, lag: int = 0) -> bool:
+        """Seal the vault's RAM view with this index's image into the vault's snapshot, so
+        the next process opens and indexes the vault from it (ADR 0210), when the snapshot
+        is more than ``lag`` writes behind or missing; whether one was written. The image
+        is taken under the lock, the sealing runs outside it (a search need not wait)."""
+        with self._lock:
+            self._sync()
+            behind = self.vault.snapshot_lag
+            if behind is not None and behind <= lag:
+                return False
+            section = index_build.image(self.index, self.embedder is not None)
+        return self.vault.save_snapshot({index_build.SECTION: section})
 
     def rebuild_index(self) -> int:
         """Drop the RAM index and build it again from the vault (after a re-embed); its size."""
@@ -257,8 +243,8 @@ class Memory:
             if self._index is None:
                 continue  # built later from the vault, which already holds this change
             self._index.remove(change.id)
-            if live and item is not None and _searchable(item):
-                self._index.add(_entry(item), self._windows_of(item))
+            if live and item is not None and searchable(item):
+                self._index.add(entry_of(item), self._windows_of(item))
 
     def _sync(self) -> None:
         """Pick up other processes' writes (and our own queued changes) before a read."""
@@ -628,7 +614,7 @@ class Memory:
             items = [
                 it
                 for it in self.vault.items(MEMORY, namespace)
-                if _searchable(it) and it.id not in hidden and _within(it, scope)
+                if searchable(it) and it.id not in hidden and _within(it, scope)
             ]
             items.sort(key=lambda it: (it.saved_at, it.seq), reverse=True)
             return [self._view(it) for it in items[:limit]]
@@ -725,7 +711,7 @@ class Memory:
             counts: dict[str, list[int]] = {self.namespace: [0, 0]}
             for slot, kind in enumerate((MEMORY, graph.RELATION)):
                 for item in self.vault.items(kind):
-                    if kind == MEMORY and not _searchable(item):
+                    if kind == MEMORY and not searchable(item):
                         continue
                     counts.setdefault(item.namespace, [0, 0])[slot] += 1
             rows: list[NamespaceJSON] = []
@@ -744,7 +730,7 @@ class Memory:
             self._sync()
             scope = self.access.scope(None, self._known_namespaces)
             memories = sum(
-                1 for it in self.vault.items(MEMORY) if _searchable(it) and _within(it, scope)
+                1 for it in self.vault.items(MEMORY) if searchable(it) and _within(it, scope)
             )
             self.packs.sync(self.index)
             out: RecallStatus = {

@@ -306,6 +306,11 @@ class PgStore:
         """Every record row, oldest first."""
         return self.rows_since(0)
 
+    def versions(self) -> list[tuple[str, int, int]]:
+        """Every record row's ``(id, seq, state)`` (no ciphertext read)."""
+        cur = self.conn.execute("SELECT rid, seq, state FROM affidavit.records")
+        return [(str(rid), int(seq), int(state)) for rid, seq, state in cur]
+
     def row(self, rid: str) -> Row | None:
         """One record row by id."""
         r = self.conn.execute(

@@ -71,6 +71,10 @@ class RecordStore(Protocol):
     def all_rows(self) -> list[Row]:
         """Every record row, oldest first."""
 
+    def versions(self) -> list[tuple[str, int, int]]:
+        """Every record row's ``(id, seq, state)`` in no particular order, without its
+        ciphertext (what a vault opened from its sealed snapshot checks the rows against)."""
+
     def row(self, rid: str) -> Row | None:
         """One record row by id."""
 

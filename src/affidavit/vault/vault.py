@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
+import logging
 import os
 import secrets
 import threading
@@ -18,6 +20,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import orjson
 
 from affidavit.core import paths
 from affidavit.core.clock import utc_iso
@@ -33,7 +37,7 @@ from affidavit.core.hashchain import GENESIS
 from affidavit.crypto import aead, keyslots
 from affidavit.crypto.keyslots import KdfParams, KeySlot
 from affidavit.crypto.passphrases import from_env
-from affidavit.vault import audit, envelope, session
+from affidavit.vault import audit, envelope, session, snapshot
 from affidavit.vault import store as stores
 from affidavit.vault import validate as check
 from affidavit.vault.audit import AuditReport
@@ -46,12 +50,16 @@ from affidavit.vault.rows import FORGOTTEN, LIVE, SHREDDED, Row
 from affidavit.vault.status import LockedStatus, SessionState, VaultStatus
 from affidavit.vault.store import RecordStore
 
+logger = logging.getLogger(__name__)
 PASSPHRASE_ENV = "AFFIDAVIT_PASSPHRASE"  # noqa: S105 - a variable name
 KEYFILE_ENV = "AFFIDAVIT_KEYFILE"
 SETTING = "_setting"
 AUTO_LOCK_SETTING = "auto_lock_minutes"
 _OPS = {LIVE: "put", FORGOTTEN: "forget", SHREDDED: "shred"}
 _KEEP: Any = object()
+#: The snapshot's own sections: the records (JSON) and their vectors (raw bytes, in order).
+_RECORDS = "vault.records"
+_VECTORS = "vault.vectors"
 
 
 def now_iso() -> str:
@@ -105,6 +113,10 @@ class Vault:
         self._audit_head = GENESIS
         self._data_version = -1
         self._refusal: IntegrityError | None = None  # set when the log does not hold
+        #: The seq of the snapshot this view opened from or last saved (None: neither), and
+        #: the sections it carried for the layers above (taken once, :meth:`take_section`).
+        self._snapshot_seq: int | None = None
+        self._sections: dict[str, bytes] = {}
         self.keyfile_path: Path | None = None  # the keyfile this handle was unlocked with
         self._load()
 
@@ -248,6 +260,7 @@ class Vault:
             self._live.clear()
             self._internal.clear()
             self._pending.clear()
+            self._sections.clear()  # a snapshot's sections no layer took (plaintext too)
             if self._session is not None:
                 self._session.release()
 
@@ -291,7 +304,8 @@ class Vault:
 
     def _load(self) -> None:
         with _gc_paused():
-            self._load_all()
+            if not self._load_snapshot():
+                self._load_all()
 
     def _load_all(self) -> None:
         store, keys = self._open_parts()
@@ -327,6 +341,156 @@ class Vault:
                 continue
             item = VaultItem(row.rid, p.kind, p.namespace, row.seq, p.saved_at, p.data, p.vector)
             (self._internal if p.kind.startswith("_") else self._live)[row.rid] = item
+
+    def _load_snapshot(self) -> bool:
+        """Open the view from the vault's snapshot and the log's tail after it; False (the
+        view left empty) when there is no usable snapshot: the caller decrypts the log.
+
+        The snapshot is a cache checked against the log, never trusted over it: its position
+        must be on this log's own audit chain (the tail's entries link from its audit head to
+        the anchor's, :meth:`_tail`), the tail's rows must be the versions those entries
+        wrote, and every row in the store must be the version (or the state) the view ends
+        up holding, so an older copy of a row put back below the snapshot's position is
+        caught as at a full load. Anything that does not hold: the log is decrypted instead.
+        """
+        data = snapshot.read(self.path)
+        if data is None:
+            return False
+        store, keys = self._open_parts()
+        version = store.data_version()  # before the snapshot: nothing slips by
+        try:
+            with store.read():
+                anchor = self._anchor(store, keys)
+                key = self._stored_snapshot_key(store, keys)
+                if key is None:
+                    return False  # never saved here: its bytes are noise
+                opened = snapshot.open_sealed(key, self.vault_id, data)
+                del data
+                at = opened.position
+                self._restore_view(opened.sections.pop(_RECORDS), opened.sections.pop(_VECTORS))
+                self._seq, self._audit_n, self._audit_head = at.seq, at.audit_n, at.audit_head
+                tail = self._tail(store, keys, anchor)
+                stored = store.versions()
+            self._follow(keys, tail, anchor)
+            self._match_view(stored, anchor)
+        except (IntegrityError, KeyError, TypeError, ValueError) as exc:
+            logger.info("the vault's snapshot was not used: %s", exc)
+            self._live.clear()
+            self._internal.clear()
+            self._gone.clear()
+            self._seq, self._audit_n, self._audit_head = 0, 0, GENESIS
+            self._refusal = None  # the full load decides whether the log holds
+            return False
+        self._data_version = version
+        self._snapshot_seq = at.seq
+        self._sections = opened.sections
+        return True
+
+    def _match_view(self, rows: Sequence[tuple[str, int, int]], anchor: Anchor) -> None:
+        """IntegrityError unless the store's rows are exactly the view's records: the same
+        ids, each live one at the version the view holds, each gone one gone the same way
+        (what a full load checks against the audit log, here against the checked view)."""
+        top = max((seq for _, seq, _ in rows), default=0)
+        if len(rows) != anchor.rows or top != anchor.seq:
+            raise IntegrityError("the store's rows do not match its anchor")
+        if len(self._live) + len(self._internal) + len(self._gone) != len(rows):
+            raise IntegrityError("the snapshot and the log's tail do not add up to the log")
+        live, internal, gone = self._live, self._internal, self._gone
+        for rid, seq, state in rows:
+            item = live.get(rid) or internal.get(rid)
+            if item is not None:
+                holds = state == LIVE and seq == item.seq
+            else:
+                holds = state != LIVE and gone.get(rid) == state
+            if not holds:
+                raise IntegrityError(f"record {rid} is not the version the view holds")
+
+    def _restore_view(self, records: bytes, vectors: bytes) -> None:
+        """RAM from a snapshot's records (the inverse of :meth:`_view_sections`)."""
+        view = orjson.loads(records)
+        at = 0
+        for rid, kind, namespace, seq, saved_at, data, size in view["records"]:
+            vector = vectors[at : at + size] if size else None
+            at += size
+            item = VaultItem(rid, kind, namespace, seq, saved_at, data, vector)
+            (self._internal if kind.startswith("_") else self._live)[rid] = item
+        if at != len(vectors):
+            raise IntegrityError("the snapshot's vectors do not match its records")
+        self._gone = {rid: int(state) for rid, state in view["gone"]}
+
+    def _view_sections(self) -> dict[str, bytes]:
+        """This view's records as the snapshot keeps them (call under the lock)."""
+        records = []
+        vectors = []
+        for it in itertools.chain(self._live.values(), self._internal.values()):
+            vector = it.vector or b""
+            records.append(
+                [it.id, it.kind, it.namespace, it.seq, it.saved_at, it.data, len(vector)]
+            )
+            vectors.append(vector)
+        view = orjson.dumps({"records": records, "gone": list(self._gone.items())})
+        return {_RECORDS: view, _VECTORS: b"".join(vectors)}
+
+    def _stored_snapshot_key(self, store: RecordStore, keys: VaultKeys) -> bytes | None:
+        """The snapshot key as the log holds it now (None: there is none)."""
+        row = store.row(keys.name_id(snapshot.KEY_KIND, snapshot.KEY_NAME))
+        if row is None or row.state != LIVE:
+            return None
+        payload = envelope.open_row(keys.wrap, self.vault_id, row)
+        return None if payload is None else bytes.fromhex(str(payload.data["key"]))
+
+    def take_section(self, name: str) -> bytes | None:
+        """A section the layers above saved in the snapshot this view opened from (once:
+        the bytes are dropped from here); None when there is none."""
+        with self._lock:
+            return self._sections.pop(name, None)
+
+    @property
+    def snapshot_lag(self) -> int | None:
+        """How many sequence numbers the log moved since the snapshot this view opened from
+        or last saved; None when it had neither."""
+        return None if self._snapshot_seq is None else self._seq - self._snapshot_seq
+
+    def save_snapshot(self, sections: Mapping[str, bytes] | None = None) -> bool:
+        """Seal this view (and the layers' ``sections``) as the vault's snapshot (ADR 0210).
+
+        False when the snapshot already reflects this very position. The first save makes
+        the snapshot key (one internal record); the sealing and the file write run outside
+        the vault's lock.
+        """
+        with self._lock:
+            self._trusted_parts()  # a view the audit log refused is never sealed as a cache
+            if self._snapshot_seq == self._seq:
+                return False
+            key = self._snapshot_key()
+            rows = len(self._live) + len(self._internal) + len(self._gone)
+            at = snapshot.Position(self._seq, self._audit_n, self._audit_head, rows)
+            parts = {**self._view_sections(), **(sections or {})}
+        snapshot.write(self.path, snapshot.seal(key, self.vault_id, at, parts))
+        with self._lock:
+            self._snapshot_seq = at.seq
+        return True
+
+    def _snapshot_key(self) -> bytes:
+        """The snapshot key, made (one write, seen by every client) when the log has none."""
+        _, keys = self._open_parts()
+        item = self._internal.get(keys.name_id(snapshot.KEY_KIND, snapshot.KEY_NAME))
+        if item is None:
+            write = self._snapshot_key_write(keys)
+            item = self._write(lambda: [write])[write.rid]
+        return bytes.fromhex(str(item.data["key"]))
+
+    def _snapshot_key_write(self, keys: VaultKeys) -> _Write:
+        """The write that sets a new random snapshot key (replacing any older one, whose
+        row is overwritten like a shredded record's)."""
+        rid = keys.name_id(snapshot.KEY_KIND, snapshot.KEY_NAME)
+        data = {"key": aead.random_key().hex()}
+        check.check_item(snapshot.KEY_KIND, "internal", data, None, internal=True)
+        payload = Payload(snapshot.KEY_KIND, "internal", now_iso(), data, None)
+        record_key, blob = envelope.seal_payload(
+            self.vault_id, rid, envelope.encode_payload(payload)
+        )
+        return _Write(rid, "internal", LIVE, record_key, blob, payload)
 
     def _anchor(self, store: RecordStore, keys: VaultKeys) -> Anchor:
         return Anchor.unseal(keys.anchor, self.vault_id, store.header().anchor)
@@ -716,12 +880,21 @@ class Vault:
             if row is None:
                 raise unknown_record(item_id)
             if shred:
-                return [_Write(item_id, "shred", SHREDDED, b"", None, None)]
+                writes = [_Write(item_id, "shred", SHREDDED, b"", None, None)]
+                if keys.name_id(snapshot.KEY_KIND, snapshot.KEY_NAME) in self._internal:
+                    # every snapshot, here or on another client, may hold the record: a new
+                    # key overwrites the one they were sealed under, in the same transaction
+                    writes.append(self._snapshot_key_write(keys))
+                return writes
             record_key = envelope.unwrap_key(keys.wrap, self.vault_id, row)
             return [_Write(item_id, "forget", FORGOTTEN, record_key, row.blob, None)]
 
         self._write(plan)
         if shred:
+            snapshot.discard(self.path)
+            with self._lock:
+                self._snapshot_seq = None
+                self._sections.clear()
             self._flush_wal(f"record {item_id} is shredded in the database")
 
     def set_setting(self, key: str, value: Any) -> None:

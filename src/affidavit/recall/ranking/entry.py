@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
-    """What ranking needs to know about one searchable memory (plaintext, RAM only)."""
+    """What ranking needs to know about one searchable memory (plaintext, RAM only; slots:
+    one is made per memory at every unlock)."""
 
     id: str
     text: str

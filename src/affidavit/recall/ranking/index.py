@@ -36,10 +36,12 @@ if TYPE_CHECKING:
 class RecallIndex:
     """The searchable memories of one vault view: entries, keyword index, vector index."""
 
-    def __init__(self) -> None:
+    def __init__(self, keyword: KeywordIndex | None = None) -> None:
+        """An empty index, or one over ``keyword`` restored from a snapshot's image (its
+        entries then come with :meth:`add_many` ``indexed=True``)."""
         import numpy as np
 
-        self.keyword = KeywordIndex()
+        self.keyword = keyword if keyword is not None else KeywordIndex()
         self.vector = VectorIndex()
         self._entries: dict[str, Entry] = {}
         self.by_slot: dict[int, Entry] = {}
@@ -73,21 +75,34 @@ class RecallIndex:
         """Every searchable entry (no order promised)."""
         return self._entries.values()
 
-    def add_many(self, items: Sequence[tuple[Entry, npt.NDArray[np.float32] | None]]) -> None:
-        """Index entries with their embedding windows (``None`` = keyword only)."""
+    def add_many(
+        self,
+        items: Sequence[tuple[Entry, npt.NDArray[np.floating] | None]],
+        *,
+        indexed: bool = False,
+    ) -> None:
+        """Index entries with their embedding windows (``None`` = keyword only).
+
+        ``indexed``: each entry keeps the slot it carries, under which the keyword index
+        already holds its text (an index restored from a snapshot's image): nothing is
+        stemmed or inserted again.
+        """
         texts: list[tuple[int, str]] = []
-        vectors: list[tuple[int, npt.NDArray[np.float32]]] = []
+        vectors: list[tuple[int, npt.NDArray[np.floating]]] = []
         for entry, windows in items:
             if entry.id in self._entries:
                 self.remove(entry.id)
-            entry.slot = self._next_slot
-            self._next_slot += 1
+            if indexed:
+                self._next_slot = max(self._next_slot, entry.slot + 1)
+            else:
+                entry.slot = self._next_slot
+                self._next_slot += 1
+                texts.append((entry.slot, entry.text))
             self._entries[entry.id] = entry
             self.by_slot[entry.slot] = entry
             self.conversations.link(entry)
             self.ceilings = grown(self.ceilings, entry.slot, 0.0)
             self.ceilings[entry.slot] = prior_ceiling(entry.importance, entry.kind)
-            texts.append((entry.slot, entry.text))
             if windows is not None and len(windows):
                 vectors.append((entry.slot, windows))
         self.keyword.add_many(texts)
