@@ -34,6 +34,7 @@ forgotten
 shredded
 removed
 relation_id  # recall/wire.py, and servers/memory/shapes.py (memory_unlink's argument)
+include_seeded  # servers/memory/shapes.py: Compartment's flag, accepted, ignored (ADR 199)
 in_recall
 passed
 search_p50_ms

@@ -71,9 +71,9 @@ def test_a_pattern_end_is_the_end_of_the_text() -> None:
 
 def test_any_of_takes_either_alternative_and_names_them_all() -> None:
     search = next(s for s in catalogue() if s.name == "memory_search")
-    for since in ("2026-01-02", 1_700_000_000, 0):
+    for since in ("2026-01-02", 1_700_000_000, 1_700_000_000.5, 0):  # decimals: ADR 199
         check_arguments(search, {"query": "q", "since": since})
-    for since in ("yesterday", -5, 1.5, True, None, 10**12):
+    for since in ("yesterday", -5, -1.5, True, None, 10**12):
         with pytest.raises(UsageError) as error:
             check_arguments(search, {"query": "q", "since": since})
         assert str(error.value).startswith(

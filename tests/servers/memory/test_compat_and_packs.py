@@ -75,6 +75,64 @@ def test_compartment_argument_names(setup):
     run(scenario)
 
 
+def test_compartment_value_forms(setup):
+    """Compartment's remaining value forms (issue 28 item 1): unix times on memory_link's
+    validity (their UTC day), decimal unix times wherever a unix time is taken, and
+    memory_recent's include_seeded (affidavit seeds no starter facts: both values list the
+    same memories)."""
+
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env(**LIGHT)) as client:
+            start = datetime(2026, 1, 1, 18, 30, tzinfo=UTC).timestamp() + 0.25
+            end = datetime(2026, 6, 30, 23, 59, tzinfo=UTC).timestamp()
+            linked = body(
+                await client.call_tool(
+                    "memory_link",
+                    {
+                        "subject": "Max",
+                        "predicate": "mentors",
+                        "object": "Ada",
+                        "valid_from": start,
+                        "valid_to": int(end),
+                    },
+                )
+            )
+            relation = body(await client.call_tool("memory_relations", {"subject": "max"}))
+            [only] = relation["relations"]
+            assert only == linked["relation"]
+            assert (only["valid_from"], only["valid_to"]) == ("2026-01-01", "2026-06-30")
+            march = datetime(2026, 3, 1, tzinfo=UTC).timestamp() + 0.5
+            valid = body(await client.call_tool("memory_relations", {"as_of": march}))
+            assert valid["relations"] == [only]
+
+            stored = body(
+                await client.call_tool(
+                    "memory_store", {"text": "The kiln fires on Thursdays.", "source": "chat"}
+                )
+            )
+            now = time.time()
+            found = body(
+                await client.call_tool("memory_search", {"query": "kiln", "since": now - 60.5})
+            )
+            assert [r["id"] for r in found["results"]] == [stored["id"]]
+            later = body(
+                await client.call_tool("memory_search", {"query": "kiln", "since": now + 3600.5})
+            )
+            assert later["results"] == []
+
+            plain = body(await client.call_tool("memory_recent", {}))
+            for flag in (True, False):
+                seeded = body(await client.call_tool("memory_recent", {"include_seeded": flag}))
+                assert seeded == plain
+            assert [m["id"] for m in plain["results"]] == [stored["id"]]
+            wrong = await client.call_tool(
+                "memory_link", {"subject": "a", "predicate": "b", "object": "c", "valid_from": -1}
+            )
+            assert "valid_from" in error_text(wrong)
+
+    run(scenario)
+
+
 def test_an_installed_pack_is_searched_read_only_and_drops_out_when_edited(setup, tmp_path: Path):
     key = make_key(tmp_path / "keys")
     pack = tmp_path / "library"

@@ -47,5 +47,8 @@ def test_the_argument_type_matches_the_input_schema(spec) -> None:
 
 def test_the_old_spellings_are_typed_too() -> None:
     search = typing.get_type_hints(shapes.SearchArguments)
-    assert search["since"] == str | int and search["until"] == str | int
+    assert search["since"] == str | float and search["until"] == str | float
+    link = typing.get_type_hints(shapes.LinkArguments)
+    assert link["valid_from"] == str | float and link["valid_to"] == str | float
+    assert typing.get_type_hints(shapes.RecentArguments)["include_seeded"] is bool
     assert set(typing.get_type_hints(shapes.RecordArguments)) == {"id", "record_id"}

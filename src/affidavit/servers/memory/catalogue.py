@@ -46,15 +46,16 @@ def _date(purpose: str) -> dict[str, Any]:
 
 
 def _moment(purpose: str) -> dict[str, Any]:
-    """A day or a unix time in seconds (Compartment's spelling, kept for its prompts)."""
+    """A day or a unix time in seconds, whole or decimal (Compartment's spelling, kept for its
+    prompts)."""
     return {
         "anyOf": [
             {"type": "string", "pattern": DATE_PATTERN, "description": "a date YYYY-MM-DD"},
             {
-                "type": "integer",
+                "type": "number",
                 "minimum": 0,
                 "maximum": MAX_UNIX,
-                "description": "a unix time in seconds",
+                "description": "a unix time in seconds (decimals allowed)",
             },
         ],
         "description": purpose,
@@ -380,6 +381,12 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                         "description": "How many memories to return.",
                     },
                     "namespace": _ns("Only this namespace. Default: all you may read."),
+                    "include_seeded": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Compartment's switch for its seeded starter facts; "
+                        "affidavit seeds none, so either value lists the same memories.",
+                    },
                 }
             ),
             schemas.get("memory_recent"),
@@ -444,8 +451,12 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                         "description": "The entity it points to, e.g. 'Ada'.",
                     },
                     "src_id": _memory_id("Optional id of the memory this relation came from."),
-                    "valid_from": _date("First day the relation holds. Default: open."),
-                    "valid_to": _date("Last day the relation holds. Default: open."),
+                    "valid_from": _moment(
+                        "First day the relation holds (a unix time: its day, UTC). Default: open."
+                    ),
+                    "valid_to": _moment(
+                        "Last day the relation holds (a unix time: its day, UTC). Default: open."
+                    ),
                     "namespace": _ns("Namespace to write into. Default: your own."),
                 },
                 ["subject", "predicate", "object"],

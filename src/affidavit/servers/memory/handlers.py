@@ -265,8 +265,8 @@ class MemoryTools:
             args["predicate"],
             args["object"],
             src_id=args.get("src_id"),
-            valid_from=args.get("valid_from"),
-            valid_to=args.get("valid_to"),
+            valid_from=_day(args.get("valid_from")),
+            valid_to=_day(args.get("valid_to")),
             namespace=args.get("namespace"),
         )
         return self._call(lambda memory: recall.views.link_json(memory.link(link)))
@@ -393,16 +393,25 @@ def _record_id(args: RecordArguments) -> str:
 
 def _either(args: SearchArguments, name: str, alias: str) -> str | None:
     """A search bound given under its own name or Compartment's (one of the two)."""
-    given = cast("Mapping[str, str | int]", args)
+    given = cast("Mapping[str, str | float]", args)
     if name in given and alias in given:
         raise InputError(f"give {name} or {alias}, not both", f"{alias} is an alias of {name}")
     return _moment(given.get(name, given.get(alias)))
 
 
-def _moment(value: str | int | None) -> str | None:
-    """A day or time as written, or a unix time (Compartment's spelling) as an ISO time."""
-    if isinstance(value, int):
+def _moment(value: str | float | None) -> str | None:
+    """A day or time as written, or a unix time (Compartment's spelling, whole or decimal) as
+    an ISO time to the second: a decimal one counts from the whole second it falls in."""
+    if isinstance(value, int | float):
         return utc_iso(datetime.fromtimestamp(value, UTC), timespec="seconds")[:19]
+    return value
+
+
+def _day(value: str | float | None) -> str | None:
+    """A relation's day as written, or the UTC day of a unix time (Compartment's spelling:
+    its relations are bounded by moments, affidavit's by whole days)."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC).date().isoformat()
     return value
 
 

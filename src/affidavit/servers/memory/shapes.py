@@ -88,8 +88,8 @@ class SearchArguments(TypedDict, total=False):
     saved_until: str
     discovered_since: str
     discovered_until: str
-    since: str | int
-    until: str | int
+    since: str | float
+    until: str | float
 
 
 class RecordArguments(TypedDict, total=False):
@@ -110,6 +110,7 @@ class RecentArguments(TypedDict, total=False):
 
     limit: int
     namespace: str
+    include_seeded: bool
 
 
 class LinkArguments(TypedDict, total=False):
@@ -119,8 +120,8 @@ class LinkArguments(TypedDict, total=False):
     predicate: Required[str]
     object: Required[str]
     src_id: str
-    valid_from: str
-    valid_to: str
+    valid_from: str | float
+    valid_to: str | float
     namespace: str
 
 
@@ -131,7 +132,7 @@ class RelationsArguments(TypedDict, total=False):
     subject: str
     object: str
     predicate: str
-    as_of: str | int
+    as_of: str | float
     namespace: str
     limit: int
 
