@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from affidavit.core.errors import InputError
+from affidavit.core.file_state import FileState, file_state
 
 MAX_ITEMS = 8
 """Evidence items one memory may carry."""
@@ -132,15 +133,6 @@ def parse_evidence(raw: Any, where: str = "evidence") -> tuple[Evidence, ...]:
     return items
 
 
-def _log_state(path: str) -> tuple[int, int, int, int] | None:
-    """What changes whenever a log's bytes do (ctime cannot be set back by its owner)."""
-    try:
-        st = Path(path).stat()
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
 class CitedPacks(Protocol):
     """What judging a citation needs of the installed packs (recall's ``PackShelf``)."""
 
@@ -156,13 +148,13 @@ class EvidenceJudge:
     """
 
     def __init__(self) -> None:
-        self._receipts: dict[ToolReceipt, tuple[tuple[int, int, int, int] | None, str]] = {}
+        self._receipts: dict[ToolReceipt, tuple[FileState | None, str]] = {}
 
     def problem(self, item: Evidence, shelf: CitedPacks) -> str:
         """Why ``item`` does not prove anything now; empty when it does."""
         if isinstance(item, PackCitation):
             return shelf.citation_problem(item.pack, item.signer, item.record, item.quote)
-        state = _log_state(item.log)
+        state = file_state(item.log)
         known = self._receipts.get(item)
         if known is not None and known[0] == state and state is not None:
             return known[1]

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.access import check_name
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import AffidavitError, InputError, NotFoundError, PolicyError
+from affidavit.core.file_state import FileState, file_state
 from affidavit.core.wording import counted
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.views import MemoryView, memory_view
@@ -174,26 +175,12 @@ def uninstall(vault: Vault, name: str) -> PackInstall:
     return gone
 
 
-Stat = tuple[int, int, int, int]
-
-
-def _stat(path: Path | None) -> Stat | None:
-    """What changes when a file is edited or replaced (ctime cannot be set back)."""
-    if path is None:
-        return None
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
 @dataclass
 class _Loaded:
     install: PackInstall
     verified: VerifiedPack
     revoked_keys: Path | None
-    revoked_stat: Stat | None
+    revoked_stat: FileState | None
     ids: list[str]
 
 
@@ -220,7 +207,7 @@ class PackShelf:
                 self._unload(name, index)
             elif not loaded.verified.snapshot.unchanged():
                 self._refuse(name, installs[name], index, "changed on disk since it was verified")
-            elif _stat(loaded.revoked_keys) != loaded.revoked_stat:
+            elif file_state(loaded.revoked_keys) != loaded.revoked_stat:
                 self._unload(name, index)  # the revocation list changed: verify again below
             else:
                 try:
@@ -238,7 +225,7 @@ class PackShelf:
         from affidavit.packs import verify_pack
 
         trust = _trust(install)
-        revoked_stat = _stat(trust.revoked_keys)  # before verifying: a change after is seen
+        revoked_stat = file_state(trust.revoked_keys)  # before verifying: a change after is seen
         try:
             verified = verify_pack(Path(install.path), trust)
         except AffidavitError as exc:
