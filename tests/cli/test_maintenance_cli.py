@@ -25,7 +25,12 @@ def _store(home: Path, env: dict[str, str], text: str, *extra: str) -> str:
 def test_settings_retag_atomize_reindex(home: Path, cli_vault: dict[str, str]) -> None:
     env = {**cli_vault, **LIGHT}
     listed = _json(run_cli(["settings", "--json"], home, env=env))
-    assert [r["key"] for r in listed] == ["max_memory_chars", "auto_expire", "auto_lock_minutes"]
+    assert [r["key"] for r in listed] == [
+        "max_memory_chars",
+        "auto_expire",
+        "auto_store",
+        "auto_lock_minutes",
+    ]
     unknown = run_cli(["settings", "colour", "blue"], home, env=env)
     assert unknown.returncode != 0 and "unknown setting 'colour'" in unknown.stderr
     assert "max_memory_chars" in unknown.stderr and "Traceback" not in unknown.stderr

@@ -73,7 +73,7 @@ def test_split_claims_drops_headings_and_list_markers():
 def test_settings_list_get_set_and_unknown_keys(vault):
     m = Memory(vault, embedder=None)
     keys = [row["key"] for row in maintenance.list_settings(m)]
-    assert keys == ["max_memory_chars", "auto_expire", "auto_lock_minutes"]
+    assert keys == ["max_memory_chars", "auto_expire", "auto_store", "auto_lock_minutes"]
     assert maintenance.set_setting(m, "max_memory_chars", "300")["value"] == 300
     assert m.max_chars == 300
     with pytest.raises(InputError, match="whole number"):

@@ -25,6 +25,7 @@ from affidavit.recall import claims
 from affidavit.recall.index_build import MEMORY
 from affidavit.recall.memory import (
     AUTO_EXPIRE_SETTING,
+    AUTO_STORE_SETTING,
     MAX_CHARS_SETTING,
     MODEL_SETTING,
     model_identity,
@@ -206,6 +207,13 @@ SETTINGS: dict[str, Setting] = {
             bool,
             True,
             "forget memories past their expiry day by themselves (off: only `expire` does)",
+        ),
+        Setting(
+            AUTO_STORE_SETTING,
+            bool,
+            False,
+            "store unreviewed claims directly: the user's own plain statements from capture and"
+            " verified calls from `proxy run --remember` (off: they wait in `review`)",
         ),
         Setting(
             AUTO_LOCK_SETTING,

@@ -128,6 +128,9 @@ if TYPE_CHECKING:
 MAX_CHARS_SETTING = "max_memory_chars"
 #: Off: expired memories are hidden from reads but forgotten only by ``expire``.
 AUTO_EXPIRE_SETTING = "auto_expire"
+#: On: claims a person never reviews (the user's own plain statements in a captured session,
+#: a proxy's verified state changes) are stored directly; off (default): they wait in review.
+AUTO_STORE_SETTING = "auto_store"
 #: The model the vault's vectors came from (:func:`model_identity`), recorded at first store.
 MODEL_SETTING = "embedding_model"
 #: Rows embedded per step of an import: a progress tick, and a bounded peak of windows.
