@@ -65,14 +65,15 @@ def _about(c: Candidate) -> Markup:
         tag("span", c.category, class_="chip kind"),
         tag("span", "source: ", c.source, class_="meta source"),
         tag("span", "captured ", c.captured_at or "—", class_="meta"),
+        tag("span", "with proof, checked again on accept", class_="meta") if c.evidence else None,
         class_="facts-line",
     )
 
 
 def _item(c: Candidate, namespace: str) -> Markup:
-    """One candidate and its form: the text and namespace to accept it with (``namespace``,
-    the caller's own, unless changed), and its two buttons (Drop posts the same form to the
-    drop address, which reads neither field)."""
+    """One candidate and its form: the text and namespace to accept it with (the one it was
+    proposed for, else ``namespace``, the caller's own, unless changed), and its two buttons
+    (Drop posts the same form to the drop address, which reads neither field)."""
     form = tag(
         "form",
         tag("label", "Text to store", tag("textarea", c.text, name="text")),
@@ -81,7 +82,7 @@ def _item(c: Candidate, namespace: str) -> Markup:
             tag(
                 "label",
                 "Namespace",
-                tag("input", type="text", name="namespace", value=namespace),
+                tag("input", type="text", name="namespace", value=c.namespace or namespace),
             ),
             tag("button", "Accept…", type="submit", class_="primary accept"),
             tag(

@@ -21,6 +21,9 @@ Public API (every name is loaded on first use)::
     read_plan(Format, path, max_chars) -> Plan(format, notes: [Note], skipped: [Skip])
     store_plan(memory, plan, namespace=None, progress=None) -> Stored
     extract(text, max_chars) -> [Extracted(text, category: Category)]
+    CallMemories(namespace, open_memory, say).put(CallClaim(text, source, receipt))
+        verified tool calls remembered off the proxy's path (``proxy run --remember``):
+        remember_call(memory, namespace, claim) stores it (auto_store) or queues it for review
 """
 
 from typing import TYPE_CHECKING
@@ -42,11 +45,20 @@ if TYPE_CHECKING:
     )
     from affidavit.intake.importers import Format, Note, Plan, Skip, Stored, read_plan, store_plan
     from affidavit.intake.sentences import Category, Extracted, extract
+    from affidavit.intake.verified_calls import (
+        VERIFIED_CALL,
+        CallClaim,
+        CallMemories,
+        remember_call,
+    )
 
 __all__ = [
     "ASSISTANT_SAID",
     "CANDIDATE",
     "CAPTURE_NAMESPACE",
+    "VERIFIED_CALL",
+    "CallClaim",
+    "CallMemories",
     "Candidate",
     "CaptureReport",
     "Category",
@@ -63,6 +75,7 @@ __all__ = [
     "drop",
     "extract",
     "read_plan",
+    "remember_call",
     "store_plan",
 ]
 __getattr__, __dir__ = lazy_exports(globals())

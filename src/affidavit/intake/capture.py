@@ -23,6 +23,7 @@ again, so a run interrupted between the two writes repeats nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ from affidavit.intake.transcript import read_from
 from affidavit.vault import NewItem, VaultItem
 
 if TYPE_CHECKING:
-    from affidavit.recall import Memory, StoreOutcome
+    from affidavit.recall import Evidence, Memory, StoreOutcome
 
 CANDIDATE = "candidate"
 MEMORY = "memory"
@@ -50,7 +51,12 @@ are not the user's decision, preference or correction."""
 
 @dataclass(frozen=True)
 class Candidate:
-    """One captured claim waiting for review, and who said it (``user`` or ``assistant``)."""
+    """One captured claim waiting for review, and who said it (``user`` or ``assistant``).
+
+    A claim proposed with proof (a verified call of ``proxy run --remember``) keeps its
+    ``evidence`` items (their wire form) and the ``namespace`` it was proposed for, so
+    accepting it stores the memory there with that proof, checked again then.
+    """
 
     id: str
     text: str
@@ -58,10 +64,13 @@ class Candidate:
     source: str
     captured_at: str
     speaker: str = USER
+    namespace: str = ""
+    evidence: tuple[Mapping[str, str], ...] = ()
 
-    def as_json(self) -> dict[str, str]:
-        """The one wire shape (``review --json``)."""
-        return {
+    def as_json(self) -> dict[str, Any]:
+        """The one wire shape (``review --json``); ``namespace`` and ``evidence`` only when
+        the candidate was proposed with them."""
+        out: dict[str, Any] = {
             "id": self.id,
             "text": self.text,
             "category": self.category,
@@ -69,6 +78,11 @@ class Candidate:
             "source": self.source,
             "captured_at": self.captured_at,
         }
+        if self.namespace:
+            out["namespace"] = self.namespace
+        if self.evidence:
+            out["evidence"] = [dict(item) for item in self.evidence]
+        return out
 
 
 @dataclass(frozen=True)
@@ -114,7 +128,14 @@ def _candidate(item: VaultItem) -> Candidate:
     if speaker == ASSISTANT and ASSISTANT_SAID not in tags:
         source = _said_by_assistant(source)
     return Candidate(
-        item.id, scrub(str(d["text"])), category, source, str(d.get("captured_at", "")), speaker
+        item.id,
+        scrub(str(d["text"])),
+        category,
+        source,
+        str(d.get("captured_at", "")),
+        speaker,
+        str(d.get("namespace") or ""),
+        tuple(d.get("evidence") or ()),
     )
 
 
@@ -128,6 +149,44 @@ def candidates(memory: Memory) -> list[Candidate]:
     return [_candidate(it) for it in memory.vault.items(CANDIDATE, CAPTURE_NAMESPACE)]
 
 
+def _known(memory: Memory) -> set[str]:
+    """What is already waiting or remembered, as :func:`_key` compares it."""
+    known = {_key(c.text) for c in candidates(memory)}
+    return known | {_key(str(it.data.get("text", ""))) for it in memory.vault.items(MEMORY)}
+
+
+def propose(
+    memory: Memory,
+    text: str,
+    source: str,
+    *,
+    category: str,
+    namespace: str | None = None,
+    evidence: Sequence[Evidence] = (),
+) -> bool:
+    """Queue one claim for review, with the proof it rests on and where it should go; False
+    (nothing written) when it is already waiting or remembered. Evidence is checked when the
+    candidate is accepted, as any store checks it."""
+    memory.access.require_write(CAPTURE_NAMESPACE)
+    memory.vault.refresh()
+    if _key(text) in _known(memory):
+        return False
+    now = utc_iso(timespec="seconds")
+    data: dict[str, Any] = {
+        "text": text,
+        "source": source,
+        "tags": [category],
+        "discovered": now[:10],
+        "captured_at": now,
+    }
+    if namespace:
+        data["namespace"] = namespace
+    if evidence:
+        data["evidence"] = [item.as_dict() for item in evidence]
+    memory.vault.put_many([NewItem(data, CANDIDATE, CAPTURE_NAMESPACE)])
+    return True
+
+
 def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
     """Store the new claims of ``transcript`` (since the last run) as candidates."""
     vault = memory.vault
@@ -137,8 +196,7 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
     offsets: dict[str, Any] = dict(vault.get_setting(OFFSETS_SETTING, {}) or {})
     start = offsets.get(key, 0)
     chunk = read_from(transcript, start if isinstance(start, int) else 0)
-    waiting = {_key(c.text) for c in candidates(memory)}
-    waiting |= {_key(str(it.data.get("text", ""))) for it in vault.items(MEMORY)}
+    waiting = _known(memory)
     now = utc_iso(timespec="seconds")
     new: list[NewItem] = []
     repeated = secrets = 0
@@ -198,10 +256,13 @@ def accept(
 ) -> StoreOutcome:
     """Store a candidate (or ``text``, its edited wording) as a memory, then forget it.
 
-    A store that finds the memory already there (a duplicate) also clears the candidate; an
+    It goes to ``namespace``, else where it was proposed for, else the caller's own. Its
+    evidence goes with it and is checked now (a proof that stopped holding refuses the
+    store); an edited wording is not what was proven, so it is stored without evidence. A
+    store that finds the memory already there (a duplicate) also clears the candidate; an
     edit the claim rules refuse raises before anything changes.
     """
-    from affidavit.recall import Claim
+    from affidavit.recall import Claim, parse_evidence
 
     item = _waiting(memory, candidate_id)
     shown = _candidate(item)  # a secret an older release captured is stored masked
@@ -211,7 +272,8 @@ def accept(
             shown.source,
             tags=(shown.category,),
             discovered=item.data.get("discovered"),
-            namespace=namespace,
+            namespace=namespace or shown.namespace or None,
+            evidence=parse_evidence(shown.evidence) if text is None else (),
         )
     )
     if outcome["id"] is not None:
