@@ -229,7 +229,7 @@ def review_routes(page: Page, guarded: Guarded) -> list[Route]:
 
     def listing(memory: Memory, *above: Child, status: int = 200) -> HTMLResponse:
         from affidavit.intake import candidates, digest
-        from affidavit.recall.memory import AUTO_STORE_SETTING
+        from affidavit.recall import AUTO_STORE_SETTING
 
         waiting = review_card(candidates(memory), memory.namespace)
         auto = memory.vault.get_setting(AUTO_STORE_SETTING, False) is True

@@ -156,7 +156,7 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
     Written in this order, so a run interrupted anywhere repeats nothing: the direct memories
     (one transaction), the candidates (one), then the transcript's new offset.
     """
-    from affidavit.recall.memory import AUTO_STORE_SETTING
+    from affidavit.recall import AUTO_STORE_SETTING
 
     vault = memory.vault
     memory.access.require_write(CAPTURE_NAMESPACE)

@@ -18,8 +18,7 @@ from affidavit.core.errors import NotFoundError, PolicyError
 from affidavit.intake.capture import AUTO_STORED, MEMORY
 
 if TYPE_CHECKING:
-    from affidavit.recall import Memory
-    from affidavit.recall.views import MemoryView
+    from affidavit.recall import Memory, MemoryView
 
 
 @dataclass(frozen=True)

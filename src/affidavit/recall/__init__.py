@@ -29,7 +29,7 @@ Public API (every name is loaded on first use)::
 
     The values reads and writes return (TypedDicts: JSON is the point, :mod:`.views`):
     MemoryView, MemoryHit, SearchPage, RelationView, LinkOutcome, RelationPage,
-    StoreOutcome + StoreStatus, RecallStatus; NOTICE
+    StoreOutcome + StoreStatus, RecallStatus; NOTICE; AUTO_STORE_SETTING (capture, --remember)
     wire          the JSON each of them is published as (MemoryJSON, SearchJSON, StoreJSON,
                   StatusJSON, ...), shared by the CLI's --json, the memory MCP server and
                   the console; the memory server's output schemas are generated from it
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from affidavit.recall.evidence import EvidenceStatus, PackCitation, ToolReceipt, parse_evidence
     from affidavit.recall.graph import EdgeQuery, Link
     from affidavit.recall.history import HistoryEvent, MemoryHistory
-    from affidavit.recall.memory import Memory, embed_missing
+    from affidavit.recall.memory import AUTO_STORE_SETTING, Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
     from affidavit.recall.ranking import ScoreParts
     from affidavit.recall.selftest import run_selftest
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from affidavit.recall.wire import StoreStatus
 
 __all__ = [
+    "AUTO_STORE_SETTING",
     "NOTICE",
     "Claim",
     "EdgeQuery",
