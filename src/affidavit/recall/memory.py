@@ -76,12 +76,9 @@ from affidavit.recall.decide import (
     worded_index,
 )
 from affidavit.recall.embedder import (
-    MODEL_FILE,
-    MODEL_ID,
     Embedder,
     describe,
     shared_embedder,
-    trim_heap,
     vector_from_bytes,
     vector_to_bytes,
 )
@@ -95,6 +92,7 @@ from affidavit.recall.installed_packs import (
     is_pack_namespace,
     refuse_write,
 )
+from affidavit.recall.onnx_model import MODEL_FILE, MODEL_ID, trim_heap
 from affidavit.recall.ranking import Filters, RecallIndex
 from affidavit.recall.views import (
     NOTICE,
