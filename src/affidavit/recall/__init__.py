@@ -32,7 +32,7 @@ Public API (every name is loaded on first use)::
 
     The values reads and writes return (TypedDicts: JSON is the point, :mod:`.views`):
     MemoryView, MemoryHit, SearchPage, RelationView, LinkOutcome, RelationPage,
-    StoreOutcome + StoreStatus, RecallStatus; NOTICE
+    StoreOutcome + StoreStatus, RecallStatus; NOTICE; AUTO_STORE_SETTING (capture, --remember)
     wire          the JSON each of them is published as (MemoryJSON, SearchJSON, StoreJSON,
                   StatusJSON, ...), shared by the CLI's --json, the memory MCP server and
                   the console; the memory server's output schemas are generated from it
