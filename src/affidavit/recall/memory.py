@@ -86,6 +86,7 @@ from affidavit.recall.embedder import (
 )
 from affidavit.recall.errors import WrongKindError
 from affidavit.recall.evidence import (
+    Evidence,
     EvidenceJudge,
     EvidenceStatus,
     PackCitation,
@@ -175,7 +176,8 @@ class Memory:
         self._lock = threading.RLock()
         self._changes: deque[Change] = deque()
         self._expiring: dict[str, str] = {}
-        self._evidenced: set[str] = set()  # memories with evidence: proven_only judges these
+        # memories with evidence, and their items: what proven_only judges
+        self._evidenced: dict[str, tuple[Evidence, ...]] = {}
         for it in vault.items(MEMORY):
             self._note(it)
         self.packs = PackShelf(vault)
@@ -249,7 +251,7 @@ class Memory:
         while self._changes:
             change = self._changes.popleft()
             self._expiring.pop(change.id, None)
-            self._evidenced.discard(change.id)
+            self._evidenced.pop(change.id, None)
             item = change.item
             live = change.op == "put" and item is not None and item.kind == MEMORY
             if live and item is not None:
@@ -265,19 +267,22 @@ class Memory:
         if item.data.get("expires"):
             self._expiring[item.id] = str(item.data["expires"])
         if item.data.get("evidence"):
-            self._evidenced.add(item.id)
+            self._evidenced[item.id] = parse_evidence(item.data["evidence"])
 
     def _proven(self) -> frozenset[str]:
-        """The memories whose evidence holds now (each judged; cached per log and pack)."""
+        """The memories whose evidence holds now: each set of items judged once per call
+        (receipts are cached per log state, citations by the synced shelf)."""
         self.packs.sync(self.index)
-        return frozenset(
-            item_id
-            for item_id in self._evidenced
-            if self.judge.judge(
-                parse_evidence(self.vault.get(item_id).data["evidence"]), self.packs
-            ).status
-            is EvidenceStatus.PROVEN
-        )
+        holds: dict[tuple[Evidence, ...], bool] = {}
+        proven = []
+        for item_id, items in self._evidenced.items():
+            verdict = holds.get(items)
+            if verdict is None:
+                status = self.judge.judge(items, self.packs).status
+                verdict = holds[items] = status is EvidenceStatus.PROVEN
+            if verdict:
+                proven.append(item_id)
+        return frozenset(proven)
 
     def _sync(self) -> None:
         """Pick up other processes' writes (and our own queued changes) before a read."""
