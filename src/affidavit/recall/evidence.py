@@ -154,11 +154,19 @@ class EvidenceJudge:
     def __init__(self) -> None:
         self._logs: dict[str, tuple[FileState | None, ReceiptBook]] = {}
 
-    def problem(self, item: Evidence, shelf: CitedPacks) -> str:
-        """Why ``item`` does not prove anything now; empty when it does."""
+    def problem(
+        self, item: Evidence, shelf: CitedPacks, states: dict[str, FileState | None] | None = None
+    ) -> str:
+        """Why ``item`` does not prove anything now; empty when it does. ``states``: the logs'
+        file states already taken in this pass (one stat per log when judging many)."""
         if isinstance(item, PackCitation):
             return shelf.citation_problem(item.pack, item.signer, item.record, item.quote)
-        state = file_state(item.log)
+        if states is None:
+            state = file_state(item.log)
+        elif item.log in states:
+            state = states[item.log]
+        else:
+            state = states[item.log] = file_state(item.log)
         known = self._logs.get(item.log)
         if known is None or known[0] != state or state is None:
             from affidavit.proxy import read_receipts
@@ -173,11 +181,17 @@ class EvidenceJudge:
             if isinstance(item, ToolReceipt):
                 self._logs.pop(item.log, None)
 
-    def judge(self, items: Sequence[Evidence], shelf: CitedPacks) -> EvidenceCheck:
-        """``proven`` when every item holds, ``stale`` with the reasons when one does not."""
+    def judge(
+        self,
+        items: Sequence[Evidence],
+        shelf: CitedPacks,
+        states: dict[str, FileState | None] | None = None,
+    ) -> EvidenceCheck:
+        """``proven`` when every item holds, ``stale`` with the reasons when one does not
+        (``states``: as :meth:`problem` takes it)."""
         if not items:
             return UNPROVEN
-        reasons = tuple(reason for item in items if (reason := self.problem(item, shelf)))
+        reasons = tuple(reason for item in items if (reason := self.problem(item, shelf, states)))
         if reasons:
             return EvidenceCheck(EvidenceStatus.STALE, reasons)
         return EvidenceCheck(EvidenceStatus.PROVEN)

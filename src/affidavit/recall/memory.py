@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.access import DEFAULT_CALLER, Access, default_namespace
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
+from affidavit.core.file_state import FileState
 from affidavit.recall import claims, graph, history, index_build, lifecycle
 from affidavit.recall.decide import (
     WORDED_FROM,
@@ -270,15 +271,17 @@ class Memory:
             self._evidenced[item.id] = parse_evidence(item.data["evidence"])
 
     def _proven(self) -> frozenset[str]:
-        """The memories whose evidence holds now: each set of items judged once per call
-        (receipts are cached per log state, citations by the synced shelf)."""
+        """The memories whose evidence holds now: each set of items judged once per call,
+        each log looked at once (receipts are kept per log state, citations by the synced
+        shelf)."""
         self.packs.sync(self.index)
         holds: dict[tuple[Evidence, ...], bool] = {}
+        states: dict[str, FileState | None] = {}
         proven = []
         for item_id, items in self._evidenced.items():
             verdict = holds.get(items)
             if verdict is None:
-                status = self.judge.judge(items, self.packs).status
+                status = self.judge.judge(items, self.packs, states).status
                 verdict = holds[items] = status is EvidenceStatus.PROVEN
             if verdict:
                 proven.append(item_id)
