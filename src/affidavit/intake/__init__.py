@@ -40,7 +40,8 @@ if TYPE_CHECKING:
         capture_transcript,
         drop,
     )
-    from affidavit.intake.importers import Format, Note, Plan, Skip, Stored, read_plan, store_plan
+    from affidavit.intake.formats import Format
+    from affidavit.intake.importers import Note, Plan, Skip, Stored, read_plan, store_plan
     from affidavit.intake.sentences import Category, Extracted, extract
 
 __all__ = [

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypedDict
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.recall.claims import Claim
 from affidavit.recall.decide import decide, nearest
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.views import MemoryView
 from affidavit.recall.wire import StoreStatus
 
@@ -97,7 +98,7 @@ def conflicts(
             text=str(item.data.get("text", "")),
             source=str(item.data.get("source") or "memory"),
             namespace=item.namespace,
-            kind="opinion",
+            kind=MemoryKind.OPINION,
             thread=item.data.get("thread"),
             turn=item.data.get("turn"),
         )
