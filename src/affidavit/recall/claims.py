@@ -114,7 +114,7 @@ class Claim:
                     "a memory needs a non-empty 'text'", "say the one thing worth remembering"
                 )
             given = {k: v for k, v in value.items() if v is not None}
-            return cls(**{"source": None, "kind": "fact", **given})
+            return cls(**{"source": None, "kind": MemoryKind.FACT, **given})
 
     def data(self, now_iso: str) -> dict[str, Any]:
         """The JSON sealed into the vault for this claim."""
@@ -129,7 +129,7 @@ class Claim:
             out["discovered"] = self.discovered
         if self.expires:
             out["expires"] = self.expires
-        if self.kind == "opinion":
+        if self.kind is MemoryKind.OPINION:
             out["affirmed"] = now_iso
         if self.supersedes:
             out["supersedes"] = list(self.supersedes)

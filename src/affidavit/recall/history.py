@@ -91,7 +91,7 @@ def conflicts(
     ``vector``: its first embedding window, or None (then word overlap decides, as a store
     without a model does).
     """
-    if item.data.get("kind") != "opinion" or item.data.get("superseded_by"):
+    if item.data.get("kind") != MemoryKind.OPINION or item.data.get("superseded_by"):
         return []
     try:  # the opinion as a store would see it (one written elsewhere may break the rules)
         claim = Claim(
@@ -133,7 +133,7 @@ def events(item: VaultItem, entries: list[AuditEntry]) -> list[HistoryEvent]:
             what = "stored"
         elif op == "update" and at in replaced_at:
             what = "marked superseded"
-        elif op == "update" and item.data.get("kind") == "opinion":
+        elif op == "update" and item.data.get("kind") == MemoryKind.OPINION:
             what = "re-affirmed"
         else:
             what = op

@@ -517,7 +517,7 @@ class Memory:
                 data: dict[str, Any] = {
                     "text": row["text"],
                     "source": source,
-                    "kind": "fact",
+                    "kind": MemoryKind.FACT,
                     "imported": True,
                     **structures[i],
                 }
