@@ -35,6 +35,8 @@ shredded
 removed
 relation_id  # recall/wire.py, and servers/memory/shapes.py (memory_unlink's argument)
 include_seeded  # servers/memory/shapes.py: Compartment's flag, accepted, ignored (ADR 199)
+duplicate  # recall/wire.py: Compartment's names on a store result (ADR 227)
+reaffirmed
 in_recall
 passed
 search_p50_ms
