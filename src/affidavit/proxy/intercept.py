@@ -51,6 +51,7 @@ from affidavit.proxy.audit import (
     redacted_arguments,
     scrub,
 )
+from affidavit.proxy.changes import verified_change
 from affidavit.proxy.options import ProxyOptions
 from affidavit.proxy.pinning import PinStore
 from affidavit.proxy.policy import ALLOW, APPROVE, DENY, Decision
@@ -144,7 +145,12 @@ class ProxyInterceptor:
         self.runner = VerifierRunner(options.verifiers, options.verify_timeout)
         self._backend_command = tuple(getattr(relay.backend, "argv", ()))
         self._backend_dirs = self._started_in()
-        self._audit_writer = AuditWriter(self.audit, self._complete, self._audit_failed)
+        self._audit_writer = AuditWriter(
+            self.audit,
+            self._complete,
+            self._audit_failed,
+            self._written if options.remember is not None else None,
+        )
         methods = {
             "initialize",
             "server/discover",
@@ -179,6 +185,13 @@ class ProxyInterceptor:
             else:
                 body.update(self._receipt_fields(receipt))
         return self.audit.remember({"ts": ts, **body})
+
+    def _written(self, item: tuple[float, Mapping[str, Any]], entry: Any, link: str) -> None:
+        """An entry is on disk (the audit thread): hand a verified change on to --remember."""
+        remember = self.options.remember
+        change = verified_change(item[1].get(_RECEIPT), entry, str(self.audit.path), link)
+        if remember is not None and change is not None:
+            remember(change)
 
     @staticmethod
     def _audit_failed(exc: Exception) -> None:
