@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from affidavit.cli import logs
 from affidavit.cli.output import print_json
 from affidavit.cli.params import EXISTING, MANY, PATH, json_option
 from affidavit.core.errors import UsageError
@@ -245,6 +246,7 @@ def run(
         approval_timeout=approval_timeout,
     )
     relay = Relay(backend)
+    logs.route_proxy_diagnostics()  # from here on the proxy speaks for itself on stderr
     beside = None
     if console:
         from affidavit.console import start_beside
