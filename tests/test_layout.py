@@ -9,7 +9,8 @@
 - The modules import each other without a cycle (load-time imports; an import inside a
   function or under ``if TYPE_CHECKING:`` runs later or never), and without a hidden one
   through function-level imports either (two modules that need each other are one job split
-  wrong), but for the one cycle still listed in ``HIDDEN_CYCLES``.
+  wrong: issue 25 removed the last two, packs/build-packs/sources and
+  recall/embedder-recall/model_service).
 - Each plane's ``__all__`` is exactly what its ``if TYPE_CHECKING:`` block imports (the table
   its lazy ``__getattr__`` reads), and every name resolves.
 """
@@ -184,13 +185,6 @@ def test_no_import_cycle() -> None:
         visit(module, ())
 
 
-HIDDEN_CYCLES = {
-    # The embedder starts the per-user model service, which loads the embedder's model: issue
-    # 25 item 6 asks for it to go; it sits in issue 27's embedding work, not yet done.
-    frozenset({"affidavit.recall.embedder", "affidavit.recall.model_service"}),
-}
-
-
 def test_no_hidden_import_cycle_through_function_level_imports() -> None:
     graph: dict[str, set[str]] = {}
     for module, path in MODULES.items():
@@ -206,7 +200,7 @@ def test_no_hidden_import_cycle_through_function_level_imports() -> None:
         for other in targets
         if _reaches(graph, other, module)
     }
-    assert cycles <= HIDDEN_CYCLES, sorted(map(sorted, cycles - HIDDEN_CYCLES))
+    assert not cycles, sorted(map(sorted, cycles))
 
 
 def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:

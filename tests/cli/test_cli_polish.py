@@ -9,6 +9,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.support import run_cli
 
 CURSOR = '{"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}}\n'
@@ -100,24 +102,62 @@ def test_errors_name_the_flag_the_user_typed(home: Path, cli_vault: dict[str, st
         assert f"'{flag}'" in _one_error(run_cli(args, home, env=cli_vault), 2), args
 
 
+#: Every flag or argument that names a file or directory the command reads, with the words
+#: its refusal must hold: {missing} is a path that is not there, {file} and {dir} are.
+MISSING_INPUTS = [
+    (["import", "{missing}"], "FILE {missing}"),
+    (["import", "--from", "chatgpt", "{missing}"], "FILE {missing}"),
+    (["audit", "verify", "--log", "{missing}"], "--log {missing}"),
+    (["proxy", "replay", "{missing}", "--policy", "{file}"], "AUDIT {missing}"),
+    (["proxy", "replay", "{file}", "--policy", "{missing}"], "--policy {missing}"),
+    (["proxy", "--root", "{missing}", "--", "true"], "--root {missing}"),
+    (["bench", "retrieval", "--corpus", "{missing}", "--queries", "{file}"], "--corpus {missing}"),
+    (["unlock", "--keyfile", "{missing}"], "--keyfile {missing}"),
+    (["integrate", "cursor", "--pack", "{missing}"], "--pack {missing}"),
+    (["verify", "{file}", "--vault", "{missing}"], "--vault {missing}"),
+    (["pack", "verify", "{missing}"], "DIR {missing}"),
+    (["pack", "verify", "{missing}", "--json"], "DIR {missing}"),
+    (["pack", "install", "{missing}"], "DIR {missing}"),
+    (["pack", "verify", "{dir}", "--trusted-keys", "{missing}"], "--trusted-keys {missing}"),
+    (["pack", "verify", "{dir}", "--revoked-keys", "{missing}"], "--revoked-keys {missing}"),
+    (["pack", "serve", "--pack", "{missing}"], "--pack {missing}"),
+    (["pack", "sign", "--pack", "{missing}", "--key", "{file}", "--out", "{new}"], "--pack"),
+    (["bundle", "--pack", "{missing}"], "--pack {missing}"),
+    (["dev", "serve", "--repo-path", "{missing}"], "--repo-path {missing}"),
+    (
+        ["serve", "--http", "127.0.0.1:0", "--tls-cert", "{missing}", "--tls-key", "{file}"],
+        "--tls-cert {missing}",
+    ),
+    (
+        ["serve", "--http", "127.0.0.1:0", "--tls-cert", "{file}", "--tls-key", "{missing}"],
+        "--tls-key {missing}",
+    ),
+    (
+        ["pack", "serve", "--pack", "{dir}", "--http", "127.0.0.1:0", "--tls-cert", "{missing}"],
+        "--tls-cert {missing}",
+    ),
+    (
+        ["pack", "serve", "--pack", "{dir}", "--http", "127.0.0.1:0", "--token-file", "{missing}"],
+        "--token-file {missing}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "named"), MISSING_INPUTS, ids=lambda v: " ".join(v)[:60])
 def test_a_missing_file_is_not_found_and_names_what_was_given(
-    home: Path, cli_vault: dict[str, str], tmp_path: Path
+    home: Path, cli_vault: dict[str, str], tmp_path: Path, args: list[str], named: str
 ) -> None:
-    nothing = tmp_path / "nothing.jsonl"
-    policy = tmp_path / "policy.yaml"
-    policy.write_text("rules: []\n")
-    for args, named in (
-        (["import", str(nothing)], f"FILE {nothing}"),
-        (["import", "--from", "chatgpt", str(nothing)], f"FILE {nothing}"),
-        (["audit", "verify", "--log", str(nothing)], f"--log {nothing}"),
-        (["proxy", "replay", str(nothing), "--policy", str(policy)], f"AUDIT {nothing}"),
-        (["proxy", "replay", str(policy), "--policy", str(nothing)], f"--policy {nothing}"),
-        (["bench", "retrieval", "--corpus", str(nothing), "--queries", str(nothing)], "--corpus"),
-        (["unlock", "--keyfile", str(nothing)], f"--keyfile {nothing}"),
-        (["integrate", "cursor", "--pack", str(nothing)], f"--pack {nothing}"),
-    ):
-        line = _one_error(run_cli(args, home, env=cli_vault), 3)
-        assert named in line and "does not exist" in line, (args, line)
+    given = {
+        "missing": str(tmp_path / "nothing.jsonl"),
+        "file": str(tmp_path / "policy.yaml"),
+        "dir": str(tmp_path),
+        "new": str(tmp_path / "new"),
+    }
+    Path(given["file"]).write_text("rules: []\n")
+    done = run_cli([arg.format(**given) for arg in args], home, env=cli_vault)
+    line = _one_error(done, 3)
+    assert named.format(**given) in line and "does not exist" in line, (args, line)
+    assert "internal error" not in line and "Traceback" not in done.stderr
 
 
 def test_a_file_to_write_in_a_missing_folder_is_refused_before_anything_runs(

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from affidavit.core.errors import AuthError, IntegrityError, UsageError
+from affidavit.core.errors import AuthError, IntegrityError, NotFoundError, UsageError
 from affidavit.packs import format as fmt
 from affidavit.servers.packs import CHANGED, GET_TOOL, NOTICE, SEARCH_TOOL
 from tests.packs._build_fixtures import build_sample, seal_and_sign, tool_body, tool_error
@@ -206,7 +206,7 @@ def test_refused_packs_never_start(sample_pack: Path, tmp_path: Path, home: Path
             "--pack is given twice",
         ),
         ([], UsageError.exit_code, "--pack is required"),
-        ([f"--pack={tmp_path / 'absent'}"], IntegrityError.exit_code, "does not exist"),
+        ([f"--pack={tmp_path / 'absent'}"], NotFoundError.exit_code, "--pack "),  # issue 25
     ]
     with ThreadPoolExecutor(max_workers=4) as pool:  # independent processes: start together
         runs = list(pool.map(lambda case: _start(case[0], home), cases))

@@ -10,15 +10,8 @@ import pytest
 
 from affidavit.core.errors import IntegrityError, UnsupportedError
 from affidavit.recall import embedder as emb
-from affidavit.recall.embedder import (
-    TOKENIZER_FILE,
-    PinnedFile,
-    locate,
-    shared_embedder,
-    vector_from_bytes,
-    vector_to_bytes,
-    verify,
-)
+from affidavit.recall.embedder import shared_embedder, vector_from_bytes, vector_to_bytes
+from affidavit.recall.onnx_model import DIM, MODEL_ID, TOKENIZER_FILE, PinnedFile, locate, verify
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +29,7 @@ def test_vectors_are_unit_length_and_mean_something(model: emb.Embedder) -> None
             ["The deploy script is in tools/deploy.sh", "My sister adopted a grey cat last spring"]
         )
     )
-    assert q.shape == (emb.DIM,)
+    assert q.shape == (DIM,)
     for v in (q, near, far):
         assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-4
     assert float(q @ near) > float(q @ far) + 0.2
@@ -127,7 +120,7 @@ def test_missing_model_package_is_a_clear_unsupported_error() -> None:
 
 
 def test_availability_reports_without_loading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert emb.availability() == {"semantic": True, "model": emb.MODEL_ID, "dim": emb.DIM}
+    assert emb.availability() == {"semantic": True, "model": MODEL_ID, "dim": DIM}
     monkeypatch.setenv("AFFIDAVIT_EMBEDDER", "off")
     off = emb.availability()
     assert off["semantic"] is False and "AFFIDAVIT_EMBEDDER=off" in off["reason"]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.params import PATH, check_token_file, http_options, token_file_option
+from affidavit.cli.params import EXISTING, check_token_file, http_options, token_file_option
 
 if TYPE_CHECKING:
     from affidavit.servers.http import HttpOptions
@@ -17,7 +17,9 @@ DEFAULT_SQL_TIMEOUT_S = 30.0
 
 
 @click.command("serve")
-@click.option("--repo-path", type=PATH, required=True, help="The git work tree to confine it to.")
+@click.option(
+    "--repo-path", type=EXISTING, required=True, help="The git work tree to confine it to."
+)
 @click.option(
     "--allow-ci-edits",
     is_flag=True,

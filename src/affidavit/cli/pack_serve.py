@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 import click
 
 from affidavit.cli.output import warn
-from affidavit.cli.params import check_token_file, http_options, token_file_option
+from affidavit.cli.params import (
+    check_token_file,
+    http_options,
+    require_existing,
+    token_file_option,
+    trust_args,
+)
 from affidavit.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -28,9 +34,9 @@ _USAGE = "usage: affidavit pack serve --pack /absolute/pack/dir [trust flags]"
 
 def parse_serve_args(args: Sequence[str]) -> tuple[Path, TrustOptions]:
     """``(pack directory, TrustOptions)`` from raw arguments; refuses anything unknown."""
-    from affidavit.packs import absolute_path, flag_value, parse_trust_args
+    from affidavit.packs import absolute_path, flag_value
 
-    trust, rest = parse_trust_args(args)
+    trust, rest = trust_args(args)
     pack: Path | None = None
     index = 0
     while index < len(rest):
@@ -43,6 +49,7 @@ def parse_serve_args(args: Sequence[str]) -> tuple[Path, TrustOptions]:
         pack = absolute_path(PACK_FLAG, value)
     if pack is None:
         raise UsageError(f"{PACK_FLAG} is required", _USAGE)
+    require_existing(PACK_FLAG, pack)
     return pack, trust
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,15 +30,19 @@ class _Existing(click.ParamType):
         self.dash = dash
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from affidavit.core.errors import NotFoundError
-
         if isinstance(value, Path) or (self.dash and value == "-"):
             return value
-        path = Path(value)
-        if not path.expanduser().exists():
-            flag = _flag(param)
-            raise NotFoundError(f"{flag} {value} does not exist".lstrip(), "check the path")
-        return str(value) if self.dash else path
+        require_existing(_flag(param), value)
+        return str(value) if self.dash else Path(value)
+
+
+def require_existing(flag: str, value: str | Path) -> None:
+    """NotFoundError (exit 3) naming ``flag`` unless ``value`` names something that is there:
+    the one wording of a missing input, for click's options and the raw-argv pack flags."""
+    from affidavit.core.errors import NotFoundError
+
+    if not Path(value).expanduser().exists():
+        raise NotFoundError(f"{flag} {value} does not exist".lstrip(), "check the path")
 
 
 def _flag(param: click.Parameter | None) -> str:
@@ -201,8 +205,8 @@ def http_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Allow a HOST other than 127.0.0.1 (needs TLS or --insecure-http).",
         ),
-        click.option("--tls-cert", type=PATH, help="PEM certificate chain: serve HTTPS."),
-        click.option("--tls-key", type=PATH, help="PEM private key of --tls-cert."),
+        click.option("--tls-cert", type=EXISTING, help="PEM certificate chain: serve HTTPS."),
+        click.option("--tls-key", type=EXISTING, help="PEM private key of --tls-cert."),
         click.option(
             "--insecure-http",
             is_flag=True,
@@ -295,7 +299,7 @@ _HTTP_FLAGS = (*_OPTION_FLAGS, *_CONNECTION_FLAGS.values())
 
 token_file_option = click.option(
     "--token-file",
-    type=PATH,
+    type=EXISTING,
     help="With --http: a file (mode 0600) whose first line is the bearer token clients send.",
 )
 """The HTTP token of a server without a vault (pack serve, devserver); required with --http."""
@@ -326,9 +330,9 @@ def parse_pack_args(
     one reader keeps them from drifting apart.
     """
     from affidavit.core.errors import UsageError
-    from affidavit.packs import absolute_path, flag_value, parse_bool, parse_trust_args, take_flag
+    from affidavit.packs import absolute_path, flag_value, parse_bool, take_flag
 
-    options, rest = parse_trust_args(args)
+    options, rest = trust_args(args)
     pack: str | None = None
     value: T | None = None
     as_json = False
@@ -353,4 +357,18 @@ def parse_pack_args(
     pack_dir = absolute_path("pack directory", pack or "")
     if pack_dir is None:
         raise UsageError("no pack directory given", f"usage: affidavit pack {command} DIR [flags]")
+    require_existing("DIR", pack_dir)
     return options, pack_dir, value, as_json
+
+
+def trust_args(args: Sequence[str]) -> tuple[TrustOptions, list[str]]:
+    """The evidence plane's trust flags read from a raw command line (every other argument
+    returned in order), with a key file that is not there refused as "not found" naming its
+    flag before any pack is read."""
+    from affidavit.packs import REVOKED_KEYS, TRUSTED_KEYS, parse_trust_args
+
+    options, rest = parse_trust_args(args)
+    for flag, path in ((TRUSTED_KEYS, options.trusted_keys), (REVOKED_KEYS, options.revoked_keys)):
+        if path is not None:
+            require_existing(flag, path)
+    return options, rest

@@ -118,7 +118,7 @@ def _load_verifiers(specs: list[str], names: str | None = None) -> tuple[Any, ..
 
 
 @click.command("run", cls=_BackendCommand)
-@click.option("--root", type=PATH, **MANY, help="A directory verifiers may look in.")
+@click.option("--root", type=EXISTING, **MANY, help="A directory verifiers may look in.")
 @click.option(
     "--idempotent-replay", is_flag=True, help="Answer a retry of a VERIFIED call from its result."
 )

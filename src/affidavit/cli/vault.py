@@ -528,7 +528,7 @@ def _state_line(info: dict[str, Any]) -> str:
     "manifest_path", metavar="MANIFEST", type=EXISTING, help="A file `lock --sign` wrote."
 )
 @click.option(
-    "--vault", type=PATH, help="Also check that this vault directory's file is the signed one."
+    "--vault", type=EXISTING, help="Also check that this vault directory's file is the signed one."
 )
 @click.option("--key", help="Require this signer fingerprint (SHA256:...).")
 @json_option

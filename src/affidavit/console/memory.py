@@ -23,6 +23,7 @@ from affidavit.console.context import Console, Section, notice
 from affidavit.console.forms import local_path, read_form, text
 from affidavit.console.html import Child, Markup, rooted, tag
 from affidavit.console.memory_charts import bar_chart, growth, growth_chart, tag_counts
+from affidavit.console.memory_evidence import evidence_card
 from affidavit.console.memory_jobs import Jobs
 from affidavit.console.memory_pages import (
     SLUG,
@@ -215,29 +216,42 @@ class MemoryPages:
 
     # -- one memory --------------------------------------------------------------------------
 
+    def memory_page(self, memory: Memory, memory_id: str, rechecked: bool = False) -> Response:
+        """A memory's page: the memory, its evidence, history, relations and changes."""
+        history = memory.history(memory_id)
+        view = history["memory"]
+        edges = [
+            r
+            for r in memory.relations(EdgeQuery(limit=GRAPH_LIMIT))["relations"]
+            if r.get("src_id") == memory_id
+        ]
+        return self.page(
+            view["text"][:60],
+            "m",
+            card(memory_block(view, heading=True), id="memory"),
+            evidence_card(view, memory.evidence_findings(memory_id), rechecked),
+            history_card(history),
+            card(
+                tag("h2", "Relations it is the source of"),
+                relations_table(edges, "No relation names this memory as its source."),
+                id="relations",
+            ),
+            actions_card(view),
+        )
+
     async def show(self, request: Request) -> Response:
         memory_id = request.path_params["memory_id"]
+        return await self.guarded("m", lambda memory: self.memory_page(memory, memory_id))
+
+    async def recheck(self, request: Request) -> Response:
+        """Judge the memory's evidence again, ignoring what was kept (a POST: it re-reads logs
+        and re-verifies packs), and show the page with the result."""
+        memory_id = request.path_params["memory_id"]
+        await read_form(request, max_files=0)
 
         def work(memory: Memory) -> Response:
-            history = memory.history(memory_id)
-            view = history["memory"]
-            edges = [
-                r
-                for r in memory.relations(EdgeQuery(limit=GRAPH_LIMIT))["relations"]
-                if r.get("src_id") == memory_id
-            ]
-            return self.page(
-                view["text"][:60],
-                "m",
-                card(memory_block(view, heading=True), id="memory"),
-                history_card(history),
-                card(
-                    tag("h2", "Relations it is the source of"),
-                    relations_table(edges, "No relation names this memory as its source."),
-                    id="relations",
-                ),
-                actions_card(view),
-            )
+            memory.recheck_evidence(memory_id)
+            return self.memory_page(memory, memory_id, rechecked=True)
 
         return await self.guarded("m", work)
 
@@ -437,6 +451,7 @@ def section(console: Console) -> Section:
             Route("/unlock", pages.unlock, methods=["POST"]),
             Route("/lock", pages.lock, methods=["POST"]),
             Route("/m/{memory_id}", pages.show),
+            Route("/m/{memory_id}/recheck", pages.recheck, methods=["POST"]),
             Route("/m/{memory_id}/{action}", pages.act, methods=["POST"]),
             Route("/graph", pages.graph),
             Route("/graph.json", pages.graph_data),

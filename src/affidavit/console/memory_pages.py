@@ -33,9 +33,26 @@ def memory_link(memory_id: str, text: Child | None = None) -> Markup:
     return tag("a", text if text is not None else memory_id, href=f"/{SLUG}/m/{memory_id}")
 
 
+def evidence_chip(view: Mapping[str, Any]) -> Markup:
+    """Whether a memory's evidence holds now: proven, stale (the reasons on hover) or
+    unproven (it has none)."""
+    evidence = view.get("evidence")
+    status = evidence["status"] if evidence else "unproven"
+    reasons = "; ".join(evidence.get("reasons", [])) if evidence else ""
+    return tag(
+        "span",
+        status,
+        class_=f"chip evidence-status {status}",
+        data_evidence=status,
+        title=reasons or None,
+    )
+
+
 def facts(view: Mapping[str, Any]) -> Markup:
-    """Source, dates, kind, namespace and tags of a memory, as one line of chips."""
+    """Evidence status, source, dates, kind, namespace and tags of a memory, as one line of
+    chips."""
     chips: list[Child] = [
+        evidence_chip(view),
         tag("span", view.get("kind", "fact"), class_="chip kind"),
         tag("span", "ns ", tag("b", view["namespace"]), class_="chip ns"),
         [tag("span", "#", t, class_="chip tag") for t in view.get("tags", [])],

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
         sources_from_jsonl,
     )
     from affidavit.packs.trust import (
+        REVOKED_KEYS,
+        TRUSTED_KEYS,
         TrustOptions,
         absolute_path,
         flag_value,
@@ -66,6 +68,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CHECKS",
     "MAX_QUERY_CHARS",
+    "REVOKED_KEYS",
+    "TRUSTED_KEYS",
     "BuiltPack",
     "Filters",
     "PackFormatError",

@@ -18,6 +18,8 @@ Public API (every name is loaded on first use)::
     PackCitation, ToolReceipt, parse_evidence(raw) -> items, EvidenceStatus
                             evidence on a memory (a Claim's ``evidence``), judged at every
                             read (:mod:`.evidence`, docs/evidence.md)
+    CitationFinding, ReceiptFinding   what Memory.evidence_findings(id) returns: each item
+                            judged now with the record text or the recorded call that shows it
     WrongKindError          a NotFoundError: the id names a memory, not a relation (or back)
     check_claim(text, max_chars) -> str   the one-claim rule a store applies (InputError)
     embed_missing(vault, items, progress=None) -> items   windows for rows without a vector
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from affidavit.recall.embedder import availability, prefer_shared, shared_embedder
     from affidavit.recall.errors import WrongKindError
     from affidavit.recall.evidence import EvidenceStatus, PackCitation, ToolReceipt, parse_evidence
+    from affidavit.recall.evidence_findings import CitationFinding, ReceiptFinding
     from affidavit.recall.graph import EdgeQuery, Link
     from affidavit.recall.history import HistoryEvent, MemoryHistory
     from affidavit.recall.memory import Memory, embed_missing
@@ -80,6 +83,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NOTICE",
+    "CitationFinding",
     "Claim",
     "EdgeQuery",
     "EvidenceStatus",
@@ -92,6 +96,7 @@ __all__ = [
     "MemoryView",
     "PackCitation",
     "RecallStatus",
+    "ReceiptFinding",
     "RelationPage",
     "RelationView",
     "ScoreParts",

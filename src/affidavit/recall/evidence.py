@@ -164,6 +164,12 @@ class EvidenceJudge:
         self._receipts[item] = (state, check.reason)
         return check.reason
 
+    def forget(self, items: Sequence[Evidence]) -> None:
+        """Drop the verdicts kept for ``items``: the next judgement reads their logs again."""
+        for item in items:
+            if isinstance(item, ToolReceipt):
+                self._receipts.pop(item, None)
+
     def judge(self, items: Sequence[Evidence], shelf: CitedPacks) -> EvidenceCheck:
         """``proven`` when every item holds, ``stale`` with the reasons when one does not."""
         if not items:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from affidavit.recall.embedder import DIM
 from affidavit.recall.installed_packs import is_pack_namespace
+from affidavit.recall.onnx_model import DIM
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.ranking.channels import KeywordIndex
 from affidavit.vault import VaultItem

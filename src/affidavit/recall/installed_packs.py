@@ -24,7 +24,7 @@ the CLI table, ``--json``, ``memory_search`` and the console all show it (ADR 01
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -306,14 +306,30 @@ class PackShelf:
             return f"pack {name} is {install.signature}: an unsigned pack proves nothing"
         if install.fingerprint != signer:
             return f"pack {name} is signed by {install.fingerprint}, not {signer}"
-        found = self._records.get(f"{install.namespace}:{record_id}")
-        if found is None:
+        texts = self.cited_texts(name, record_id)
+        if not texts:
             return f"pack {name} holds no record {record_id}"
-        record = found[1]
-        texts = [record["statement"], *(c["quote"] for c in record["evidence"])]
         if not any(quote in text for text in texts):
             return f"the quote is not verbatim in record {record_id} of pack {name}"
         return ""
+
+    def cited_texts(self, name: str, record_id: str) -> list[str]:
+        """The texts a citation's quote may stand in (the record's statement, then its proven
+        quotes) while the pack ``name`` is in recall; empty when the record is not at hand."""
+        loaded = self._loaded.get(name)
+        found = self._records.get(f"{loaded.install.namespace}:{record_id}") if loaded else None
+        if found is None:
+            return []
+        record = found[1]
+        return [record["statement"], *(c["quote"] for c in record["evidence"])]
+
+    def reverify(self, names: Iterable[str], index: RecallIndex) -> None:
+        """Verify the packs ``names`` again from their files now, as a first load does
+        (signature, trust flags, manifest digest), instead of trusting the verification kept
+        since they were loaded. A pack refused since stays refused until reinstalled."""
+        for name in names:
+            self._unload(name, index)
+        self.sync(index)
 
     def status(self) -> list[dict[str, Any]]:
         """Each installed pack and whether it is in recall now."""

@@ -76,17 +76,15 @@ from affidavit.recall.decide import (
     worded_index,
 )
 from affidavit.recall.embedder import (
-    MODEL_FILE,
-    MODEL_ID,
     Embedder,
     describe,
     shared_embedder,
-    trim_heap,
     vector_from_bytes,
     vector_to_bytes,
 )
 from affidavit.recall.errors import WrongKindError
 from affidavit.recall.evidence import EvidenceJudge, PackCitation, parse_evidence
+from affidavit.recall.evidence_findings import Finding, findings
 from affidavit.recall.history import MemoryHistory
 from affidavit.recall.index_build import MEMORY, entry_of, searchable
 from affidavit.recall.installed_packs import (
@@ -95,6 +93,7 @@ from affidavit.recall.installed_packs import (
     is_pack_namespace,
     refuse_write,
 )
+from affidavit.recall.onnx_model import MODEL_FILE, MODEL_ID, trim_heap
 from affidavit.recall.ranking import Filters, RecallIndex
 from affidavit.recall.views import (
     NOTICE,
@@ -582,6 +581,28 @@ class Memory:
             if item.id in self._hidden():
                 raise NotFoundError(f"memory {item_id} expired on {item.data.get('expires')}")
             return self._view(item)
+
+    def recheck_evidence(self, item_id: str) -> MemoryView:
+        """``get_memory`` with its evidence judged afresh (the console's "re-check now"): the
+        verdicts kept for its receipts are dropped and the packs it cites are verified again
+        from their files, as if this process had just started."""
+        with self._lock:
+            self._sync()
+            items = parse_evidence(self._readable(item_id, MEMORY).data.get("evidence"))
+            self.judge.forget(items)
+            cited = {item.pack for item in items if isinstance(item, PackCitation)}
+            self.packs.reverify(cited, self.index)
+            return self.get_memory(item_id)
+
+    def evidence_findings(self, item_id: str) -> tuple[Finding, ...]:
+        """Each evidence item of a memory judged now, with what shows it: the cited record's
+        text or the recorded call and its log's chain (:mod:`.evidence_findings`)."""
+        with self._lock:
+            self._sync()
+            items = parse_evidence(self._readable(item_id, MEMORY).data.get("evidence"))
+            if any(isinstance(item, PackCitation) for item in items):
+                self.packs.sync(self.index)
+            return findings(items, self.packs)
 
     def history(self, item_id: str) -> MemoryHistory:
         """A memory with what it replaced and what replaced it, the live opinions it conflicts

@@ -40,14 +40,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.errors import IntegrityError, UnsupportedError
-from affidavit.recall.embedder import DIM, MODEL_FILE, local_model
+from affidavit.recall.onnx_model import DIM, MODEL_FILE, local_model
 from affidavit.vault import session_dir
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from affidavit.recall.embedder import Model
+    from affidavit.recall.onnx_model import Model
 
 logger = logging.getLogger(__name__)
 SOCKET_NAME = "embed.sock"

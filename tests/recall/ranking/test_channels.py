@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from affidavit.recall.embedder import DIM
+from affidavit.recall.onnx_model import DIM
 from affidavit.recall.ranking import channels as index_module
 from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex, query_terms, stem
 

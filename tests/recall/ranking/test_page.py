@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from affidavit.recall.embedder import DIM
+from affidavit.recall.onnx_model import DIM
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.ranking import params as ranking
 from affidavit.recall.ranking.page import spread_order

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from affidavit.recall.embedder import DIM
 from affidavit.recall.memory import Memory
+from affidavit.recall.onnx_model import DIM
 from affidavit.recall.ranking import Entry, Filters, Hit, RecallIndex, score
 from affidavit.recall.ranking import params as ranking
 from affidavit.recall.ranking.params import ADAPTIVE_CAP, RELATIVE_CUT

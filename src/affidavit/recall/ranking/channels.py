@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from affidavit.recall.embedder import DIM
+from affidavit.recall.onnx_model import DIM
 
 if TYPE_CHECKING:
     import numpy as np

