@@ -183,3 +183,25 @@ def test_a_locked_vault_shows_the_unlock_card_on_the_review_page(
     open_console(page, console, "/memory/review")
     page.wait_for_selector("#locked", timeout=TIMEOUT)
     assert "Alice" not in page.content()
+
+
+def test_the_digest_shows_what_auto_store_put_in_unreviewed(
+    start_console, page, home, env, tmp_path
+):
+    turned_on = run_cli(["settings", "auto_store", "on"], home, env=env)
+    assert turned_on.returncode == 0, turned_on.stderr
+    said = "The staging host is db-2. Bob owns <img src=x onerror=document.title=1> billing."
+    left = capture(home, env, tmp_path, said + " I think the cache is Redis 7.")
+    assert [c["text"] for c in left] == ["I think the cache is Redis 7."]  # hedged: waits
+    console = start_console(env=env)
+    open_console(page, console, "/memory/review")
+    page.wait_for_selector("#digest .digest-day", timeout=TIMEOUT)
+    stored = page.locator("#digest li.digest-memory")
+    assert sorted(i.inner_text().split(" ")[0] for i in stored.all()) == ["Bob", "The"]
+    assert "Bob owns <img src=x" in page.inner_text("#digest")  # shown as text, not as markup
+    assert page.locator("main img, main script").count() == 0
+    assert page.title().endswith("affidavit console")
+    staging = page.locator("#digest a", has_text="The staging host is db-2.")
+    staging.click()
+    page.wait_for_url("**/memory/m/*", timeout=TIMEOUT)
+    assert "stated by you (stored without review)" in page.inner_text("main")

@@ -37,6 +37,16 @@ def open_vault(*, keyfile: Path | None = None) -> Vault:
     return vault
 
 
+def open_memory_unasked(caller: str = "user") -> Memory:
+    """The memories of the vault an unlock session (or ``AFFIDAVIT_PASSPHRASE``) opens, for a
+    process whose stdin is no person (the proxy's is the MCP stream): LockedError, never a
+    prompt. The caller closes its vault."""
+    from affidavit.recall import Memory
+    from affidavit.vault import Vault
+
+    return Memory(Vault.open(), caller=caller)
+
+
 @contextmanager
 def open_memory(caller: str = "user") -> Iterator[Memory]:
     """The memories of the opened vault as ``caller`` sees them (its grants, its default

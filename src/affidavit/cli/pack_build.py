@@ -131,8 +131,12 @@ def _from_vault(namespace: str, out: Path, title: str, description: str | None) 
         source = pack_source(m, namespace)
     for memory_id, reason in source.skipped:
         warn(f"left out {memory_id}: {reason}")
+    for memory_id, reason in source.unproven:
+        warn(f"packed {memory_id} without proof: {reason}")
     sources = sources_from_jsonl(f"vault namespace {namespace}", source.messages)
-    return build_pack_from(sources, "vault", source.records, out, title, description)
+    return build_pack_from(
+        sources, "vault", source.records, out, title, description, metadata=source.proofs
+    )
 
 
 @click.command("messages")

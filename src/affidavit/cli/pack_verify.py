@@ -13,6 +13,7 @@ click and the standard library only, and the evidence plane inside the command.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +54,21 @@ def _read_at(value: str) -> datetime:
         raise UsageError(f"--at {exc.message}") from exc
 
 
+def _proof_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """How many records carry a ``proof`` (a memory's evidence, proven in the vault the pack
+    was built from: docs/evidence.md) and of which kinds; ``None`` when none does. It is the
+    signer's statement, covered by the signature like every byte, not re-checked here."""
+    proofs = [r["proof"] for r in records if isinstance(r.get("proof"), dict)]
+    if not proofs:
+        return None
+    kinds: dict[str, int] = {}
+    for proof in proofs:
+        for item in proof.get("items") or []:
+            kind = str(item.get("type")) if isinstance(item, dict) else "?"
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return {"records": len(proofs), "items": dict(sorted(kinds.items()))}
+
+
 def _human(report: dict[str, Any]) -> str:
     signature, freshness = report["signature"], report["freshness"]
     who = ", ".join(
@@ -80,6 +96,10 @@ def _human(report: dict[str, Any]) -> str:
         ("signature", signature["status"] + (f" ({who})" if who else "")),
         ("freshness", f"{freshness['status']} ({dates}) at {report['judged_at']}"),
     ]
+    proof = report.get("proof")
+    if proof:
+        items = ", ".join(f"{n} {kind}" for kind, n in proof["items"].items())
+        rows.append(("proof", f"{proof['records']} records carry proof ({items})"))
     lines = [f"pack verified: {report['pack']}"]
     lines += [f"  {label:<16} {value}" for label, value in rows]
     return "\n".join(lines) + "\n"
@@ -106,6 +126,9 @@ def verify(ctx: click.Context) -> None:
     for message in verified.warnings:
         warn(message)
     report = verified.as_dict()
+    proof = _proof_summary(verified.records)
+    if proof is not None:
+        report["proof"] = proof
     if as_json:
         print_json(report)
     else:

@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from affidavit.cli import logs
-from affidavit.cli.output import print_json
+from affidavit.cli.output import print_json, warn
 from affidavit.cli.params import EXISTING, MANY, PATH, json_option
 from affidavit.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from affidavit.intake import CallMemories
+    from affidavit.proxy import VerifiedChange
 
 _BACKEND_ARGV = "affidavit.proxy.backend_argv"
 _SENSITIVE = re.compile(r"(authorization|token|key|secret|cookie|password|credential)", re.I)
@@ -147,6 +152,11 @@ def _load_verifiers(specs: list[str], names: str | None = None) -> tuple[Any, ..
 @click.option(
     "--console", is_flag=True, help="Also open the web console on this audit log (link on stderr)."
 )
+@click.option(
+    "--remember",
+    metavar="NAMESPACE",
+    help="Turn VERIFIED state changes into memories for NAMESPACE (review, or auto_store).",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -169,6 +179,7 @@ def run(
     approval_timeout: float,
     verify_timeout: float,
     console: bool,
+    remember: str | None,
 ) -> None:
     """Run the proxy in front of one MCP server.
 
@@ -227,8 +238,9 @@ def run(
         backend = StdioBackend(argv)
     if otel_endpoint:
         offline.allow([otel_endpoint.rsplit(":", 1)[0].strip("[]")])
-    log_path = (audit_log or default_log_path()).expanduser().absolute()
+    log_path = Path(os.path.normpath((audit_log or default_log_path()).expanduser().absolute()))
     AuditLog(log_path, session="").check_writable()
+    memories = _call_memories(remember) if remember is not None else None
     options = ProxyOptions(
         audit_log=log_path,
         roots=validate_cli_roots(list(root)),
@@ -244,6 +256,7 @@ def run(
             SamplingLimit(sampling_limit, sampling_window) if sampling_limit is not None else None
         ),
         approval_timeout=approval_timeout,
+        remember=_remember_into(memories) if memories is not None else None,
     )
     relay = Relay(backend)
     logs.route_proxy_diagnostics()  # from here on the proxy speaks for itself on stderr
@@ -259,7 +272,32 @@ def run(
             from affidavit.console import stop_beside
 
             stop_beside(beside)
+        if memories is not None:
+            memories.close()
     ctx.exit(code)
+
+
+def _call_memories(namespace: str) -> CallMemories:
+    """``--remember NAMESPACE``: the queue each verified change goes to (docs/evidence.md)."""
+    from affidavit.access import check_name
+    from affidavit.cli.opening import open_memory_unasked
+    from affidavit.intake import CallMemories
+
+    check_name(namespace, "--remember")
+    return CallMemories(namespace, open_memory_unasked, warn)
+
+
+def _remember_into(memories: CallMemories) -> Callable[[VerifiedChange], None]:
+    """What the proxy (tool plane) calls with each VERIFIED change once its audit entry is
+    written: the change as a claim with its receipt (memory plane), queued."""
+    from affidavit.intake import CallClaim
+    from affidavit.recall import ToolReceipt
+
+    def remember(change: VerifiedChange) -> None:
+        source = f"affidavit proxy verified {change.tool} ({change.verifier}) at {change.when}"
+        memories.put(CallClaim(change.text, source, ToolReceipt(change.log, change.entry)))
+
+    return remember
 
 
 @click.command("trust-tools")

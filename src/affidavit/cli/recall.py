@@ -78,6 +78,9 @@ def _memory_cells(r: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
     text = r["text"] + (f"  [{r['warning']}]" if r.get("warning") else "")
     if r.get("superseded_by"):
         text += f"  (superseded by {r['superseded_by']})"
+    evidence = r.get("evidence")
+    if evidence:
+        text += f"  [{'; '.join([evidence['status'], *evidence.get('reasons', [])])}]"
     date = r.get("discovered") or r["saved_at"][:10]
     return r["id"], text, r.get("source") or "", date, ", ".join(r.get("tags", []))
 
@@ -207,6 +210,7 @@ def _json_item(text: str, flag: str) -> Any:
     type=click.IntRange(min=1),
     help="Exactly this many (default: every hit that holds up).",
 )
+@click.option("--proven-only", is_flag=True, help="Only memories whose evidence is proven now.")
 @caller_option
 @json_option
 def search(
@@ -219,6 +223,7 @@ def search(
     discovered_since: str | None,
     discovered_until: str | None,
     top_k: int | None,
+    proven_only: bool,
     caller: str,
     as_json: bool,
 ) -> None:
@@ -238,6 +243,7 @@ def search(
             discovered_since=discovered_since,
             discovered_until=discovered_until,
             top_k=top_k,
+            proven_only=proven_only,
         )
     if as_json:
         from affidavit.recall import views

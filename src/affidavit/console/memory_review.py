@@ -1,5 +1,7 @@
 """The memory section's Review page: the candidates ``affidavit hook run`` captured, each to
-accept (as it is, or reworded, into a chosen namespace) or drop.
+accept (as it is, or reworded, into a chosen namespace) or drop; and, when the vault's
+``auto_store`` setting is on, the daily digest of what capture stored without asking
+(:func:`affidavit.intake.digest`), each memory linked to its page to correct or forget it.
 
 The page calls what ``affidavit review accept`` and ``review drop`` call
 (:func:`affidavit.intake.accept`, :func:`affidavit.intake.drop`), so a candidate accepted here
@@ -25,7 +27,7 @@ from affidavit.console.widgets import card, confirm_form
 from affidavit.core.errors import AffidavitError, UsageError
 
 if TYPE_CHECKING:
-    from affidavit.intake import Candidate
+    from affidavit.intake import Candidate, DigestDay
     from affidavit.recall import Memory
 
 Page = Callable[..., HTMLResponse]
@@ -65,14 +67,15 @@ def _about(c: Candidate) -> Markup:
         tag("span", c.category, class_="chip kind"),
         tag("span", "source: ", c.source, class_="meta source"),
         tag("span", "captured ", c.captured_at or "—", class_="meta"),
+        tag("span", "with proof, checked again on accept", class_="meta") if c.evidence else None,
         class_="facts-line",
     )
 
 
 def _item(c: Candidate, namespace: str) -> Markup:
-    """One candidate and its form: the text and namespace to accept it with (``namespace``,
-    the caller's own, unless changed), and its two buttons (Drop posts the same form to the
-    drop address, which reads neither field)."""
+    """One candidate and its form: the text and namespace to accept it with (the one it was
+    proposed for, else ``namespace``, the caller's own, unless changed), and its two buttons
+    (Drop posts the same form to the drop address, which reads neither field)."""
     form = tag(
         "form",
         tag("label", "Text to store", tag("textarea", c.text, name="text")),
@@ -81,7 +84,7 @@ def _item(c: Candidate, namespace: str) -> Markup:
             tag(
                 "label",
                 "Namespace",
-                tag("input", type="text", name="namespace", value=namespace),
+                tag("input", type="text", name="namespace", value=c.namespace or namespace),
             ),
             tag("button", "Accept…", type="submit", class_="primary accept"),
             tag(
@@ -127,6 +130,56 @@ def review_card(waiting: Sequence[Candidate], namespace: str) -> Markup:
         ),
         body,
         id="review",
+    )
+
+
+def digest_card(days: Sequence[DigestDay], auto_store: bool) -> Markup | None:
+    """What capture stored without review, day by day (newest first); None when auto_store
+    is off and nothing was stored that way recently."""
+    if not days and not auto_store:
+        return None
+    body: Child = (
+        [
+            tag(
+                "section",
+                tag("h3", day.day, " — ", f"{len(day.memories)} stored"),
+                tag(
+                    "ul",
+                    [
+                        tag(
+                            "li",
+                            memory_link(m["id"], m["text"]),
+                            tag("span", " superseded", class_="chip warn")
+                            if m.get("superseded_by")
+                            else None,
+                            tag("span", " ", m["source"], class_="meta source"),
+                            class_="digest-memory",
+                            data_id=m["id"],
+                        )
+                        for m in day.memories
+                    ],
+                ),
+                class_="digest-day",
+                data_day=day.day,
+            )
+            for day in days
+        ]
+        if days
+        else tag("p", "Nothing stored without review in the last 7 days.", class_="muted")
+    )
+    return card(
+        tag("h2", "Stored without review (last 7 days)"),
+        tag(
+            "p",
+            "With the `auto_store` setting "
+            + ("on" if auto_store else "off (it was on earlier)")
+            + ", capture stores the facts, preferences and decisions you state plainly; the "
+            "assistant's words, corrections and hedged sentences still wait above. Open one to "
+            "correct or forget it.",
+            class_="muted small",
+        ),
+        body,
+        id="digest",
     )
 
 
@@ -176,10 +229,13 @@ def review_routes(page: Page, guarded: Guarded) -> list[Route]:
     locked-vault handling (``guarded``)."""
 
     def listing(memory: Memory, *above: Child, status: int = 200) -> HTMLResponse:
-        from affidavit.intake import candidates
+        from affidavit.intake import candidates, digest
+        from affidavit.recall import AUTO_STORE_SETTING
 
         waiting = review_card(candidates(memory), memory.namespace)
-        return page("Review", TAB, *above, waiting, status=status)
+        auto = memory.vault.get_setting(AUTO_STORE_SETTING, False) is True
+        stored = digest_card(digest(memory), auto)
+        return page("Review", TAB, *above, waiting, stored, status=status)
 
     async def show(request: Request) -> Response:
         return await guarded(TAB, listing)

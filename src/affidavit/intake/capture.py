@@ -15,6 +15,14 @@ author) is kept as :data:`ASSISTANT_SAID`, never as a decision, preference or co
 user's, with "said by the assistant" in its source. Candidates captured by an older release are
 shown and accepted with any secret masked.
 
+With the vault's ``auto_store`` setting on (off by default, ADR 0183), a claim the *user*
+stated plainly (:func:`~affidavit.intake.sentences.plainly_stated`: a fact, preference or
+decision with no hedge or condition) is stored directly, through the ordinary store path, into
+the caller's own namespace and tagged :data:`AUTO_STORED`, so the console's digest
+(:mod:`.digest`) can show each day what went in unseen. Everything else still waits: the
+assistant's words, corrections, hedged sentences, and any claim the store refuses or finds in
+conflict.
+
 Each transcript is read from where the last run stopped: the byte offsets live in a sealed
 vault setting (a transcript path says which projects a user works on), written after the
 candidates, and a sentence already waiting or already remembered word for word is not added
@@ -23,19 +31,21 @@ again, so a run interrupted between the two writes repeats nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.clock import utc_iso
-from affidavit.core.errors import NotFoundError
+from affidavit.core.errors import AffidavitError, NotFoundError
 from affidavit.core.secret_text import holds_secret, scrub
-from affidavit.intake.sentences import extract
+from affidavit.core.wording import counted
+from affidavit.intake.sentences import Extracted, extract, plainly_stated
 from affidavit.intake.transcript import read_from
 from affidavit.vault import NewItem, VaultItem
 
 if TYPE_CHECKING:
-    from affidavit.recall import Memory, StoreOutcome
+    from affidavit.recall import Evidence, Memory, StoreOutcome
 
 CANDIDATE = "candidate"
 MEMORY = "memory"
@@ -43,6 +53,8 @@ CAPTURE_NAMESPACE = "capture"
 OFFSETS_SETTING = "capture_offsets"
 USER = "user"
 ASSISTANT = "assistant"
+AUTO_STORED = "auto-stored"
+"""The tag of every memory capture stored without review (auto_store on)."""
 ASSISTANT_SAID = "said-by-assistant"
 """The category of every candidate the assistant wrote, whatever the sentence claims: its words
 are not the user's decision, preference or correction."""
@@ -50,7 +62,12 @@ are not the user's decision, preference or correction."""
 
 @dataclass(frozen=True)
 class Candidate:
-    """One captured claim waiting for review, and who said it (``user`` or ``assistant``)."""
+    """One captured claim waiting for review, and who said it (``user`` or ``assistant``).
+
+    A claim proposed with proof (a verified call of ``proxy run --remember``) keeps its
+    ``evidence`` items (their wire form) and the ``namespace`` it was proposed for, so
+    accepting it stores the memory there with that proof, checked again then.
+    """
 
     id: str
     text: str
@@ -58,10 +75,13 @@ class Candidate:
     source: str
     captured_at: str
     speaker: str = USER
+    namespace: str = ""
+    evidence: tuple[Mapping[str, str], ...] = ()
 
-    def as_json(self) -> dict[str, str]:
-        """The one wire shape (``review --json``)."""
-        return {
+    def as_json(self) -> dict[str, Any]:
+        """The one wire shape (``review --json``); ``namespace`` and ``evidence`` only when
+        the candidate was proposed with them."""
+        out: dict[str, Any] = {
             "id": self.id,
             "text": self.text,
             "category": self.category,
@@ -69,6 +89,11 @@ class Candidate:
             "source": self.source,
             "captured_at": self.captured_at,
         }
+        if self.namespace:
+            out["namespace"] = self.namespace
+        if self.evidence:
+            out["evidence"] = [dict(item) for item in self.evidence]
+        return out
 
 
 @dataclass(frozen=True)
@@ -81,6 +106,10 @@ class CaptureReport:
     already_known: int
     unreadable_lines: int
     secrets_dropped: int = 0
+    stored: int = 0
+    """Claims stored directly (auto_store on), not counted in ``captured``."""
+    not_stored: str = ""
+    """Why claims meant for direct storage wait in review instead (the store refused them)."""
 
     def line(self) -> str:
         """The one line the hook prints."""
@@ -90,10 +119,16 @@ class CaptureReport:
             if self.secrets_dropped
             else ""
         )
+        stored = (
+            f"{counted(self.stored, 'memory', 'memories')} stored directly (auto_store), "
+            if self.stored
+            else ""
+        )
+        refused = f"; not stored directly: {self.not_stored}" if self.not_stored else ""
         return (
-            f"affidavit: {self.captured} candidate memories captured from {self.messages} "
-            f"new messages ({self.already_known} already waiting or remembered){secret}{bad}; "
-            "`affidavit review` to accept them"
+            f"affidavit: {stored}{self.captured} candidate memories captured from "
+            f"{self.messages} new messages ({self.already_known} already waiting or remembered)"
+            f"{secret}{bad}{refused}; `affidavit review` to accept them"
         )
 
 
@@ -114,7 +149,14 @@ def _candidate(item: VaultItem) -> Candidate:
     if speaker == ASSISTANT and ASSISTANT_SAID not in tags:
         source = _said_by_assistant(source)
     return Candidate(
-        item.id, scrub(str(d["text"])), category, source, str(d.get("captured_at", "")), speaker
+        item.id,
+        scrub(str(d["text"])),
+        category,
+        source,
+        str(d.get("captured_at", "")),
+        speaker,
+        str(d.get("namespace") or ""),
+        tuple(d.get("evidence") or ()),
     )
 
 
@@ -128,18 +170,64 @@ def candidates(memory: Memory) -> list[Candidate]:
     return [_candidate(it) for it in memory.vault.items(CANDIDATE, CAPTURE_NAMESPACE)]
 
 
+def _known(memory: Memory) -> set[str]:
+    """What is already waiting or remembered, as :func:`_key` compares it."""
+    known = {_key(c.text) for c in candidates(memory)}
+    return known | {_key(str(it.data.get("text", ""))) for it in memory.vault.items(MEMORY)}
+
+
+def propose(
+    memory: Memory,
+    text: str,
+    source: str,
+    *,
+    category: str,
+    namespace: str | None = None,
+    evidence: Sequence[Evidence] = (),
+) -> bool:
+    """Queue one claim for review, with the proof it rests on and where it should go; False
+    (nothing written) when it is already waiting or remembered. Evidence is checked when the
+    candidate is accepted, as any store checks it."""
+    memory.access.require_write(CAPTURE_NAMESPACE)
+    memory.vault.refresh()
+    if _key(text) in _known(memory):
+        return False
+    now = utc_iso(timespec="seconds")
+    data: dict[str, Any] = {
+        "text": text,
+        "source": source,
+        "tags": [category],
+        "discovered": now[:10],
+        "captured_at": now,
+    }
+    if namespace:
+        data["namespace"] = namespace
+    if evidence:
+        data["evidence"] = [item.as_dict() for item in evidence]
+    memory.vault.put_many([NewItem(data, CANDIDATE, CAPTURE_NAMESPACE)])
+    return True
+
+
 def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
-    """Store the new claims of ``transcript`` (since the last run) as candidates."""
+    """Store the new claims of ``transcript`` (since the last run): as candidates, or the
+    user's plain ones directly when the vault's ``auto_store`` setting is on.
+
+    Written in this order, so a run interrupted anywhere repeats nothing: the direct memories
+    (one transaction), the candidates (one), then the transcript's new offset.
+    """
+    from affidavit.recall import AUTO_STORE_SETTING
+
     vault = memory.vault
     memory.access.require_write(CAPTURE_NAMESPACE)
     vault.refresh()
+    auto = vault.get_setting(AUTO_STORE_SETTING, False) is True
     key = str(transcript.resolve())
     offsets: dict[str, Any] = dict(vault.get_setting(OFFSETS_SETTING, {}) or {})
     start = offsets.get(key, 0)
     chunk = read_from(transcript, start if isinstance(start, int) else 0)
-    waiting = {_key(c.text) for c in candidates(memory)}
-    waiting |= {_key(str(it.data.get("text", ""))) for it in vault.items(MEMORY)}
+    waiting = _known(memory)
     now = utc_iso(timespec="seconds")
+    direct: list[tuple[Extracted, str, str]] = []  # (claim, source, said when)
     new: list[NewItem] = []
     repeated = secrets = 0
     for said in chunk.messages:
@@ -154,25 +242,75 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
             waiting.add(_key(claim.text))
             source = f"{key} at {when}"
             if said.role == ASSISTANT:
-                tags = [ASSISTANT_SAID, ASSISTANT]
-                source = _said_by_assistant(source)
+                new.append(_candidate_item(claim.text, _said_by_assistant(source), when, now))
+            elif auto and plainly_stated(claim):
+                direct.append((claim, source, when))
             else:
-                tags = [claim.category.value, USER]
-            data = {
-                "text": claim.text,
-                "source": source,
-                "tags": tags,
-                "discovered": when[:10],
-                "captured_at": now,
-            }
-            new.append(NewItem(data, CANDIDATE, CAPTURE_NAMESPACE))
+                new.append(_candidate_item(claim.text, source, when, now, claim.category.value))
+    stored, not_stored, held = _store_directly(memory, direct, now)
+    new.extend(held)
     if new:
         vault.put_many(new)
     if chunk.offset != start:
         vault.set_setting(OFFSETS_SETTING, {**offsets, key: chunk.offset})
     return CaptureReport(
-        key, len(chunk.messages), len(new), repeated, chunk.unreadable_lines, secrets
+        key,
+        len(chunk.messages),
+        len(new),
+        repeated + len(direct) - stored - len(held),
+        chunk.unreadable_lines,
+        secrets,
+        stored,
+        not_stored,
     )
+
+
+def _candidate_item(
+    text: str, source: str, when: str, now: str, category: str | None = None
+) -> NewItem:
+    """A candidate record: ``category`` None for the assistant's words."""
+    tags = [ASSISTANT_SAID, ASSISTANT] if category is None else [category, USER]
+    data = {
+        "text": text,
+        "source": source,
+        "tags": tags,
+        "discovered": when[:10],
+        "captured_at": now,
+    }
+    return NewItem(data, CANDIDATE, CAPTURE_NAMESPACE)
+
+
+def _store_directly(
+    memory: Memory, direct: list[tuple[Extracted, str, str]], now: str
+) -> tuple[int, str, list[NewItem]]:
+    """Store the user's plain claims as memories in the caller's own namespace, by the store's
+    usual rule (a duplicate is not written again). What it stored, why any could not be, and
+    the candidates to queue instead: a conflict, or the whole batch if the store refused it
+    (e.g. the caller may not write its own namespace), waits for a person.
+    """
+    if not direct:
+        return 0, "", []
+    from affidavit.recall import Claim
+
+    def held(picked: list[tuple[Extracted, str, str]]) -> list[NewItem]:
+        return [_candidate_item(c.text, src, w, now, c.category.value) for c, src, w in picked]
+
+    try:
+        claims: list[Claim] = [
+            Claim(
+                c.text,
+                f"{src}, stated by you (stored without review)",
+                tags=(c.category.value, USER, AUTO_STORED),
+                discovered=when[:10],
+            )
+            for c, src, when in direct
+        ]
+        outcomes = memory.store_many(claims)
+    except AffidavitError as exc:
+        return 0, exc.message, held(direct)
+    stored = sum(1 for o in outcomes if o["status"] == "stored")
+    conflicted = [d for d, o in zip(direct, outcomes, strict=True) if o["id"] is None]
+    return stored, "", held(conflicted)
 
 
 def _waiting(memory: Memory, candidate_id: str) -> VaultItem:
@@ -198,10 +336,13 @@ def accept(
 ) -> StoreOutcome:
     """Store a candidate (or ``text``, its edited wording) as a memory, then forget it.
 
-    A store that finds the memory already there (a duplicate) also clears the candidate; an
+    It goes to ``namespace``, else where it was proposed for, else the caller's own. Its
+    evidence goes with it and is checked now (a proof that stopped holding refuses the
+    store); an edited wording is not what was proven, so it is stored without evidence. A
+    store that finds the memory already there (a duplicate) also clears the candidate; an
     edit the claim rules refuse raises before anything changes.
     """
-    from affidavit.recall import Claim
+    from affidavit.recall import Claim, parse_evidence
 
     item = _waiting(memory, candidate_id)
     shown = _candidate(item)  # a secret an older release captured is stored masked
@@ -211,7 +352,8 @@ def accept(
             shown.source,
             tags=(shown.category,),
             discovered=item.data.get("discovered"),
-            namespace=namespace,
+            namespace=namespace or shown.namespace or None,
+            evidence=parse_evidence(shown.evidence) if text is None else (),
         )
     )
     if outcome["id"] is not None:

@@ -166,6 +166,32 @@ def classify(sentence: str) -> Category | None:
     return None
 
 
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|probably|possibly|might|may be|could be|not sure|unsure|i think|"
+    r"i guess|i believe|i suppose|i assume|i wonder|i'm not|it seems|seems|kind of|sort of|"
+    r"iirc|afaik|roughly|around|about to|for now|for the moment|unless|until)\b",
+    re.IGNORECASE,
+)
+_CONDITIONAL = re.compile(r"^(?:if|when|whenever|once|in case|assuming|suppose)\b", re.IGNORECASE)
+#: Kept without review when plainly stated; a correction always waits, since what it replaces
+#: is for a person to confirm.
+PLAIN_CATEGORIES = frozenset({Category.FACT, Category.PREFERENCE, Category.DECISION})
+
+
+def plainly_stated(claim: Extracted) -> bool:
+    """Whether ``claim`` may be stored without review: a fact, preference or decision said
+    outright, with no hedge ("I think", "maybe", "for now"), no condition ("if ...", "unless")
+    and no quotation of someone else's words. Favours precision like :func:`classify`: a claim
+    that fails waits in review, where it costs a glance; a wrong one stored costs trust."""
+    text = claim.text
+    return (
+        claim.category in PLAIN_CATEGORIES
+        and not _HEDGE.search(text)
+        and not _CONDITIONAL.match(text)
+        and not any(mark in text for mark in ('"', "\u201c", "\u201d"))
+    )
+
+
 def _leading_name(sentence: str) -> bool:
     """Whether the sentence opens with a name ("Alice owns billing"), not a common word."""
     first = sentence.split(maxsplit=1)[0].strip(",;:")

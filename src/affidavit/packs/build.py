@@ -151,6 +151,19 @@ def _record(line: Line, messages: Mapping[int, Message]) -> dict[str, Any]:
     return record
 
 
+def _with_metadata(record: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``record`` with the fields of ``extra`` added; one the format already uses is refused."""
+    if not extra:
+        return record
+    taken = sorted(set(extra) & set(record))
+    if taken:
+        raise InputError(
+            f"{record['record_id']}: metadata cannot replace the record's {', '.join(taken)}",
+            "give the extra fields names the pack format does not use",
+        )
+    return {**record, **extra}
+
+
 def parse_records(label: str, raw: bytes, messages: Mapping[int, Message]) -> list[dict[str, Any]]:
     """The pack records described by a records input file, in file order."""
     records: list[dict[str, Any]] = []
@@ -243,11 +256,19 @@ def build_pack_from(
     out: Path,
     title: str,
     description: str | None = None,
+    metadata: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> BuiltPack:
     """Build and verify a pack at ``out`` from source messages already read and the records
-    input's bytes (the console and ``--from-chatgpt`` come here); on any error write nothing."""
+    input's bytes (the console and ``--from-chatgpt`` come here); on any error write nothing.
+
+    ``metadata`` adds fields to records by record_id (``pack build --from-vault`` adds each
+    proven memory's ``proof``): the format keeps fields beyond the required ones and hosts
+    return them as the record's metadata, while the records input still refuses unknown
+    fields, so a typo there fails loudly as in the reference builder."""
     out = check_request(out, title)
     records = parse_records(records_label, records_raw, sources.messages)
+    if metadata:
+        records = [_with_metadata(record, metadata.get(record["record_id"])) for record in records]
     inputs = {
         "messages": hashlib.sha256(sources.raw).hexdigest(),
         "records": hashlib.sha256(records_raw).hexdigest(),

@@ -8,7 +8,9 @@ relay or an HTTP client)::
     Relay(backend).run(make_interceptor) -> exit code   forward every message byte for
         byte, except around what the interceptor judges (tools/call, resources/read)
     ProxyInterceptor(relay, options)   policy, pins, verified replay, verifiers, audit log
-    ProxyOptions                     what the command line configured
+    ProxyOptions                     what the command line configured (``remember``: a callable
+        that hears of each VERIFIED state change once its audit entry is written, as a
+        VerifiedChange(text, tool, verifier, log, entry, when): ``proxy run --remember``)
     StdioBackend(argv), HttpBackend(url, headers), validate_url(url)   the two backends
     load_policy(path) -> Policy      a policy file, checked (verimcp's spellings too)
     SamplingLimit(limit, window_s)   a limit on backend sampling requests
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from affidavit.proxy.backend_http import HttpBackend, validate_url
     from affidavit.proxy.backend_stdio import StdioBackend
     from affidavit.proxy.backtest import Backtest, backtest
+    from affidavit.proxy.changes import VerifiedChange
     from affidavit.proxy.intercept import ProxyInterceptor
     from affidavit.proxy.options import ProxyOptions
     from affidavit.proxy.otel import make_telemetry
@@ -78,6 +81,7 @@ __all__ = [
     "Relay",
     "SamplingLimit",
     "StdioBackend",
+    "VerifiedChange",
     "Verifier",
     "backtest",
     "check_receipt",

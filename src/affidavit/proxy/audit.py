@@ -301,13 +301,14 @@ class AuditLog:
         """Append ``entry`` as the next link of the chain on disk."""
         self.write_many([entry])
 
-    def write_many(self, entries: Sequence[Mapping[str, Any]]) -> None:
-        """Append ``entries`` in order as the next links of the chain, in one ``write``."""
+    def write_many(self, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Append ``entries`` in order as the next links of the chain, in one ``write``; each
+        one's link hash (what a receipt names)."""
         with self._lock:
             fd = self._open()
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                self._append(fd, entries)
+                return self._append(fd, entries)
             finally:
                 with contextlib.suppress(OSError):
                     fcntl.flock(fd, fcntl.LOCK_UN)
@@ -335,15 +336,18 @@ class AuditLog:
                 os.close(self._fd)
             self._fd = None
 
-    def _append(self, fd: int, entries: Sequence[Mapping[str, Any]]) -> None:
-        """Under the lock: link ``entries`` after the file's last hash and write them."""
+    def _append(self, fd: int, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Under the lock: link ``entries`` after the file's last hash and write them; their
+        link hashes."""
         info = os.fstat(fd)
         where = (info.st_dev, info.st_ino, info.st_size)
         prev = self._tail[3] if self._tail and self._tail[:3] == where else _last_hash(fd)
         lines = []
+        hashes = []
         for entry in entries:
             body = canonical_json(dict(entry))
             digest = link_hash_encoded(prev, body)
+            hashes.append(digest)
             # canonical_json({"body", "hash", "prev"}) built around the body encoded once
             lines.append(
                 b'{"body":%s,"hash":"%s","prev":"%s"}\n' % (body, digest.encode(), prev.encode())
@@ -351,7 +355,11 @@ class AuditLog:
             prev = digest
         data = b"".join(lines)
         written = os.write(fd, data)
-        self._tail = (*where[:2], where[2] + written, prev) if written == len(data) else None
+        if written != len(data):
+            self._tail = None
+            raise OSError(f"the audit log took {written} of {len(data)} bytes (disk full?)")
+        self._tail = (*where[:2], where[2] + written, prev)
+        return hashes
 
     def append(self, body: Mapping[str, Any]) -> AuditEntry:
         """Remember ``body`` and write it; return the stored entry."""
@@ -383,7 +391,9 @@ class AuditWriter:
     whatever waited while the last batch was written goes out together, under one lock.
 
     ``complete`` turns a queued item into the entry as kept and written (redaction and the
-    like run here, off the threads that relay messages); ``on_error`` hears of a failed write.
+    like run here, off the threads that relay messages); ``on_error`` hears of a failed write;
+    ``written(item, entry, link_hash)``, when given, hears of each entry once it is on disk
+    (``proxy run --remember`` needs the hash a receipt names).
     """
 
     def __init__(
@@ -391,10 +401,12 @@ class AuditWriter:
         log: AuditLog,
         complete: Callable[[Any], Mapping[str, Any]],
         on_error: Callable[[Exception], None],
+        written: Callable[[Any, Mapping[str, Any], str], None] | None = None,
     ) -> None:
         self.log = log
         self.complete = complete
         self.on_error = on_error
+        self.written = written
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="affidavit-audit", daemon=True)
         self._thread.start()
@@ -423,24 +435,36 @@ class AuditWriter:
             with contextlib.suppress(queue.Empty):
                 while batch[-1] is not None:
                     batch.append(self._queue.get_nowait())
-            entries = []
+            done: list[tuple[Any, Mapping[str, Any]]] = []
             for item in batch:
                 if item is None or isinstance(item, threading.Event):
                     continue
                 try:
-                    entries.append(self.complete(item))
+                    done.append((item, self.complete(item)))
                 except Exception as exc:
                     self.on_error(exc)
-            if entries:
-                try:
-                    self.log.write_many(entries)
-                except Exception as exc:
-                    self.on_error(exc)
+            if done:
+                self._write(done)
             for item in batch:
                 if isinstance(item, threading.Event):
                     item.set()
             if batch[-1] is None:
                 return
+
+    def _write(self, done: list[tuple[Any, Mapping[str, Any]]]) -> None:
+        """Write one batch of completed entries; tell ``written`` of each once on disk."""
+        try:
+            hashes = self.log.write_many([entry for _, entry in done])
+        except Exception as exc:
+            self.on_error(exc)
+            return
+        if self.written is None:
+            return
+        for (item, entry), link in zip(done, hashes, strict=True):
+            try:
+                self.written(item, entry, link)
+            except Exception as exc:  # a listener's failure never stops the audit
+                self.on_error(exc)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from affidavit.proxy.changes import Remember
 from affidavit.proxy.otel import Telemetry
 from affidavit.proxy.policy import Policy, SamplingLimit
 from affidavit.proxy.verifiers.base import Verifier
@@ -30,6 +31,9 @@ class ProxyOptions:
     """A limit on backend sampling requests given on the command line (else the policy's)."""
     approval_timeout: float = 600.0
     """Seconds the host has to answer an approval question before the call is denied."""
+    remember: Remember | None = None
+    """Hears of each VERIFIED state change once its audit entry is written (``--remember``);
+    called on the audit thread, so it must only queue."""
 
     @property
     def sampling_limit(self) -> SamplingLimit | None:

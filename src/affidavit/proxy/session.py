@@ -33,6 +33,7 @@ from affidavit.proxy.audit_entries import (
     ReadSubject,
     Unjudged,
 )
+from affidavit.proxy.changes import verified_change
 from affidavit.proxy.options import ProxyOptions
 from affidavit.proxy.pinning import PinStore
 from affidavit.proxy.relay import BackendGone, HostRequest, Relay
@@ -112,7 +113,12 @@ class ProxySession:
         self.runner = VerifierRunner(options.verifiers, options.verify_timeout)
         self.backend_command = tuple(getattr(relay.backend, "argv", ()))
         self.backend_dirs = self._started_in()
-        self.writer = AuditWriter(self.log, self._complete, self._audit_failed)
+        self.writer = AuditWriter(
+            self.log,
+            self._complete,
+            self._audit_failed,
+            self._written if options.remember is not None else None,
+        )
 
     # ------------------------------------------------------------ the audit log
 
@@ -156,6 +162,18 @@ class ProxySession:
         ts = utc_iso(datetime.fromtimestamp(stamp, UTC))
         entry = recorded.entry(ts) if isinstance(recorded, Pending) else recorded
         return self.log.remember({"ts": ts, **entry.to_json()})
+
+    def _written(
+        self, item: tuple[float, Entry | Pending], entry: Mapping[str, Any], link: str
+    ) -> None:
+        """An entry is on disk (the audit thread): hand a verified change on to
+        ``--remember`` (the receipt is the one its call ended with; nothing else has one)."""
+        remember = self.options.remember
+        recorded = item[1]
+        receipt = recorded.receipt if isinstance(recorded, Pending) else None
+        change = verified_change(receipt, entry, str(self.log.path), link)
+        if remember is not None and change is not None:
+            remember(change)
 
     @staticmethod
     def _audit_failed(exc: Exception) -> None:

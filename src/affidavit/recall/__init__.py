@@ -15,11 +15,12 @@ Public API (every name is loaded on first use)::
         relations, unlink, expire, namespaces, status, import_rows (see :mod:`.memory`)
     Claim, Link, EdgeQuery  what store / store_many, link and relations take: frozen values,
                             checked when made (InputError), at the edge that read the input
-    PackCitation, ToolReceipt, parse_evidence(raw) -> items, EvidenceStatus
+    PackCitation, ToolReceipt (an Evidence), parse_evidence(raw) -> items, EvidenceStatus
                             evidence on a memory (a Claim's ``evidence``), judged at every
                             read (:mod:`.evidence`, docs/evidence.md)
     CitationFinding, ReceiptFinding   what Memory.evidence_findings(id) returns: each item
                             judged now with the record text or the recorded call that shows it
+    AUTO_STORE_SETTING      the sealed setting that stores unreviewed claims directly
     WrongKindError          a NotFoundError: the id names a memory, not a relation (or back)
     check_claim(text, max_chars) -> str   the one-claim rule a store applies (InputError)
     embed_missing(vault, items, progress=None) -> items   windows for rows without a vector
@@ -31,7 +32,7 @@ Public API (every name is loaded on first use)::
 
     The values reads and writes return (TypedDicts: JSON is the point, :mod:`.views`):
     MemoryView, MemoryHit, SearchPage, RelationView, LinkOutcome, RelationPage,
-    StoreOutcome + StoreStatus, RecallStatus; NOTICE
+    StoreOutcome + StoreStatus, RecallStatus; NOTICE; AUTO_STORE_SETTING (capture, --remember)
     wire          the JSON each of them is published as (MemoryJSON, SearchJSON, StoreJSON,
                   StatusJSON, ...), shared by the CLI's --json, the memory MCP server and
                   the console; the memory server's output schemas are generated from it
@@ -60,11 +61,17 @@ if TYPE_CHECKING:
     from affidavit.recall.claims import Claim, check_claim
     from affidavit.recall.embedder import availability, prefer_shared, shared_embedder
     from affidavit.recall.errors import WrongKindError
-    from affidavit.recall.evidence import EvidenceStatus, PackCitation, ToolReceipt, parse_evidence
+    from affidavit.recall.evidence import (
+        Evidence,
+        EvidenceStatus,
+        PackCitation,
+        ToolReceipt,
+        parse_evidence,
+    )
     from affidavit.recall.evidence_findings import CitationFinding, ReceiptFinding
     from affidavit.recall.graph import EdgeQuery, Link
     from affidavit.recall.history import HistoryEvent, MemoryHistory
-    from affidavit.recall.memory import Memory, embed_missing
+    from affidavit.recall.memory import AUTO_STORE_SETTING, Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
     from affidavit.recall.ranking import ScoreParts
     from affidavit.recall.selftest import run_selftest
@@ -82,10 +89,12 @@ if TYPE_CHECKING:
     from affidavit.recall.wire import StoreStatus
 
 __all__ = [
+    "AUTO_STORE_SETTING",
     "NOTICE",
     "CitationFinding",
     "Claim",
     "EdgeQuery",
+    "Evidence",
     "EvidenceStatus",
     "HistoryEvent",
     "Link",

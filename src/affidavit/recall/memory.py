@@ -14,8 +14,10 @@ Public API (typed JSON values out, :mod:`affidavit.recall.views`)::
         before any is stored; progress(phase, done, total) for long batches
     m.max_chars -> int                      the one-claim limit (setting max_memory_chars)
     m.search(query, namespaces=None, tags=None, kind=None, saved_since=None,
-             saved_until=None, discovered_since=None, discovered_until=None, top_k=None)
+             saved_until=None, discovered_since=None, discovered_until=None, top_k=None,
+             proven_only=False)
         -> SearchPage {"results": [MemoryHit], "semantic": bool, "notice": str}
+        (proven_only: only memories whose evidence is proven now; ranking is unchanged)
     m.get_memory(id) -> MemoryView (superseded ones too, with "superseded_by")
     m.history(id) -> MemoryHistory {"memory", "supersedes", "superseded_by", "conflicts",
                                     "events"}: corrections both ways, live conflicts, writes
@@ -83,7 +85,12 @@ from affidavit.recall.embedder import (
     vector_to_bytes,
 )
 from affidavit.recall.errors import WrongKindError
-from affidavit.recall.evidence import EvidenceJudge, PackCitation, parse_evidence
+from affidavit.recall.evidence import (
+    EvidenceJudge,
+    EvidenceStatus,
+    PackCitation,
+    parse_evidence,
+)
 from affidavit.recall.evidence_findings import Finding, findings
 from affidavit.recall.history import MemoryHistory
 from affidavit.recall.index_build import MEMORY, entry_of, searchable
@@ -167,9 +174,10 @@ class Memory:
         self._index: RecallIndex | None = None
         self._lock = threading.RLock()
         self._changes: deque[Change] = deque()
-        self._expiring = {
-            it.id: str(it.data["expires"]) for it in vault.items(MEMORY) if it.data.get("expires")
-        }
+        self._expiring: dict[str, str] = {}
+        self._evidenced: set[str] = set()  # memories with evidence: proven_only judges these
+        for it in vault.items(MEMORY):
+            self._note(it)
         self.packs = PackShelf(vault)
         self.judge = EvidenceJudge()
         vault.add_listener(self._on_change)
@@ -241,15 +249,35 @@ class Memory:
         while self._changes:
             change = self._changes.popleft()
             self._expiring.pop(change.id, None)
+            self._evidenced.discard(change.id)
             item = change.item
             live = change.op == "put" and item is not None and item.kind == MEMORY
-            if live and item is not None and item.data.get("expires"):
-                self._expiring[item.id] = str(item.data["expires"])
+            if live and item is not None:
+                self._note(item)
             if self._index is None:
                 continue  # built later from the vault, which already holds this change
             self._index.remove(change.id)
             if live and item is not None and searchable(item):
                 self._index.add(entry_of(item), self._windows_of(item))
+
+    def _note(self, item: VaultItem) -> None:
+        """Keep what reads filter on without opening every record: expiry days, evidence."""
+        if item.data.get("expires"):
+            self._expiring[item.id] = str(item.data["expires"])
+        if item.data.get("evidence"):
+            self._evidenced.add(item.id)
+
+    def _proven(self) -> frozenset[str]:
+        """The memories whose evidence holds now (each judged; cached per log and pack)."""
+        self.packs.sync(self.index)
+        return frozenset(
+            item_id
+            for item_id in self._evidenced
+            if self.judge.judge(
+                parse_evidence(self.vault.get(item_id).data["evidence"]), self.packs
+            ).status
+            is EvidenceStatus.PROVEN
+        )
 
     def _sync(self) -> None:
         """Pick up other processes' writes (and our own queued changes) before a read."""
@@ -516,9 +544,11 @@ class Memory:
         discovered_since: str | None = None,
         discovered_until: str | None = None,
         top_k: int | None = None,
+        proven_only: bool = False,
     ) -> SearchPage:
         """Ranked memories for a question over ``namespaces`` (default: every one the caller
-        may read); nothing when the vault knows nothing about it."""
+        may read); nothing when the vault knows nothing about it. ``proven_only``: only
+        memories whose evidence holds now (a filter: ranking is the same, ADR 0221)."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("search needs a question", "e.g. affidavit search 'deploy steps'")
         if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
@@ -539,6 +569,8 @@ class Memory:
         with self._lock, self.index.vector.foreground():
             self._sync()
             self.packs.sync(self.index)
+            if proven_only:
+                filters = replace(filters, only=self._proven())
             hits = self.index.search(
                 query,
                 embedding.result if embedding is not None else None,

@@ -81,21 +81,15 @@ if TYPE_CHECKING:
     from affidavit.vault import manifest, migrate, session, session_dir, store
     from affidavit.vault.audit import AuditReport
     from affidavit.vault.audit import Entry as AuditEntry
+    from affidavit.vault.credentials import PASSPHRASE_ENV
     from affidavit.vault.export_rows import parse_export
     from affidavit.vault.header import DB_NAME
     from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
+    from affidavit.vault.locked import fold_wal, locked_status
     from affidavit.vault.status import AuditHead, LockedStatus, VaultStatus
+    from affidavit.vault.store import refuse_existing
     from affidavit.vault.validate import STRUCTURE_FIELDS, check_structure
-    from affidavit.vault.vault import (
-        AUTO_LOCK_SETTING,
-        PASSPHRASE_ENV,
-        Vault,
-        fold_wal,
-        locked_status,
-        new_id,
-        now_iso,
-        refuse_existing,
-    )
+    from affidavit.vault.vault import AUTO_LOCK_SETTING, Vault, new_id, now_iso
 
 __all__ = [
     "AUTO_LOCK_SETTING",

@@ -13,7 +13,6 @@ import contextlib
 import gc
 import itertools
 import logging
-import os
 import secrets
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -26,7 +25,6 @@ import orjson
 from affidavit.core import paths
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import (
-    AuthError,
     ConflictError,
     InputError,
     IntegrityError,
@@ -34,10 +32,9 @@ from affidavit.core.errors import (
     NotFoundError,
 )
 from affidavit.core.hashchain import GENESIS
-from affidavit.crypto import aead, keyslots
-from affidavit.crypto.keyslots import KdfParams, KeySlot
-from affidavit.crypto.passphrases import from_env
-from affidavit.vault import audit, envelope, session, snapshot
+from affidavit.crypto import aead
+from affidavit.crypto.keyslots import KdfParams
+from affidavit.vault import audit, credentials, envelope, session, snapshot
 from affidavit.vault import store as stores
 from affidavit.vault import validate as check
 from affidavit.vault.audit import AuditReport
@@ -46,13 +43,12 @@ from affidavit.vault.envelope import Payload
 from affidavit.vault.header import FORMAT_VERSION, Anchor
 from affidavit.vault.items import Change, NewItem, VaultItem, unknown_record
 from affidavit.vault.keys import VaultKeys
+from affidavit.vault.locked import session_fields
 from affidavit.vault.rows import FORGOTTEN, LIVE, SHREDDED, Row
-from affidavit.vault.status import LockedStatus, SessionState, VaultStatus
+from affidavit.vault.status import VaultStatus
 from affidavit.vault.store import RecordStore
 
 logger = logging.getLogger(__name__)
-PASSPHRASE_ENV = "AFFIDAVIT_PASSPHRASE"  # noqa: S105 - a variable name
-KEYFILE_ENV = "AFFIDAVIT_KEYFILE"
 SETTING = "_setting"
 AUTO_LOCK_SETTING = "auto_lock_minutes"
 _OPS = {LIVE: "put", FORGOTTEN: "forget", SHREDDED: "shred"}
@@ -139,18 +135,10 @@ class Vault:
         ``path`` then keeps only the pointer to it), else the rows go to a SQLite file there.
         """
         path = Path(path)
-        keyfile_bytes = keyslots.read_keyfile(keyfile) if keyfile is not None else None
         vault_id = secrets.token_bytes(16)
         master = aead.random_key()
         params = kdf or KdfParams.default()
-        slot = keyslots.make_slot(
-            master,
-            vault_id,
-            passphrase,
-            keyfile=keyfile_bytes,
-            keyfile_hint=str(Path(keyfile).resolve()) if keyfile is not None else None,
-            kdf=params,
-        )
+        slot = credentials.new_slot(master, vault_id, passphrase, keyfile=keyfile, kdf=params)
         keys = VaultKeys.derive(master)
         body = {"op": "init", "at": now_iso(), "format": FORMAT_VERSION}
         head, entry = audit.make_entry(keys.audit, vault_id, 1, GENESIS, body)
@@ -203,29 +191,18 @@ class Vault:
         try:
             with store.read():
                 vault_id = store.header().vault_id
-                slot_bodies = store.slots()
-            slots = [KeySlot.from_bytes(body) for _, body in slot_bodies]
-            if not slots:
-                raise IntegrityError(
-                    f"the vault at {directory} has no key slots", "restore a backup"
-                )
-            secret = passphrase if passphrase is not None else from_env(PASSPHRASE_ENV)
-            unlock_session = None
-            used_keyfile = None
-            if secret is not None:
-                master, used_keyfile = _unlock(slots, vault_id, secret, keyfile)
-            else:
-                unlock_session = session.load(directory, vault_id, consume=consume_once)
-                if unlock_session is None:
-                    raise LockedError(
-                        f"the vault at {directory} is locked",
-                        "run `affidavit unlock` (or set AFFIDAVIT_PASSPHRASE for one process)",
-                    )
-                master = unlock_session.master
-            vault = cls(
-                directory, store, VaultKeys.derive(master), vault_id, slots[0].kdf, unlock_session
+                slots = credentials.parse_slots(directory, [body for _, body in store.slots()])
+            opened = credentials.unlock(
+                directory,
+                vault_id,
+                slots,
+                passphrase=passphrase,
+                keyfile=keyfile,
+                consume_once=consume_once,
             )
-            vault.keyfile_path = used_keyfile
+            keys = VaultKeys.derive(opened.master)
+            vault = cls(directory, store, keys, vault_id, opened.kdf, opened.session)
+            vault.keyfile_path = opened.keyfile
             return vault
         except BaseException:
             store.close()
@@ -666,7 +643,7 @@ class Vault:
                 "path": str(self.path),
                 "state": "unlocked",
                 "unlocked_by": self.unlocked_by,
-                **_session_fields(session.peek(self.path, self.vault_id)),
+                **session_fields(session.peek(self.path, self.vault_id)),
                 "format": FORMAT_VERSION,
                 "vault_id": self.vault_id.hex(),
                 "records": len(self._live),
@@ -932,14 +909,8 @@ class Vault:
         session stays valid; the old slots are overwritten (secure_delete, WAL truncated).
         """
         _, keys = self._open_parts()
-        keyfile_bytes = keyslots.read_keyfile(keyfile) if keyfile is not None else None
-        slot = keyslots.make_slot(
-            keys.master,
-            self.vault_id,
-            passphrase,
-            keyfile=keyfile_bytes,
-            keyfile_hint=str(Path(keyfile).resolve()) if keyfile is not None else None,
-            kdf=kdf or self._kdf,
+        slot = credentials.new_slot(
+            keys.master, self.vault_id, passphrase, keyfile=keyfile, kdf=kdf or self._kdf
         )
         self._write(lambda: [], op=op, slots=[slot.to_bytes()])
         self._kdf = slot.kdf
@@ -949,7 +920,8 @@ class Vault:
         """The kinds of the current key slots (``passphrase``, ``passphrase+keyfile``)."""
         store, _ = self._open_parts()
         with store.read():
-            return [KeySlot.from_bytes(body).kind for _, body in store.slots()]
+            bodies = [body for _, body in store.slots()]
+        return [slot.kind for slot in credentials.parse_slots(self.path, bodies)]
 
     def _write(
         self,
@@ -1045,85 +1017,6 @@ def _match_versions(versions: Mapping[str, int], rows: Sequence[Row]) -> None:
             "but that row is not there (removed, or an older copy put back)",
             "stop writing; restore the newest backup (`affidavit audit verify` shows the details)",
         )
-
-
-def _unlock(
-    slots: list[KeySlot], vault_id: bytes, passphrase: str, keyfile: Path | None
-) -> tuple[bytes, Path | None]:
-    """Try each slot with the secrets at hand; word the failure precisely, never the secret."""
-    needs_keyfile = any(s.kind == keyslots.PASSPHRASE_KEYFILE for s in slots)
-    keyfile_bytes = None
-    chosen = None
-    if needs_keyfile:
-        hint = next((s.keyfile_hint for s in slots if s.keyfile_hint), None)
-        chosen = keyfile or (Path(os.environ[KEYFILE_ENV]) if os.environ.get(KEYFILE_ENV) else None)
-        if chosen is None and hint:
-            chosen = Path(hint)
-        if chosen is not None:
-            keyfile_bytes = keyslots.read_keyfile(chosen)
-    for slot in slots:
-        use = keyfile_bytes if slot.kind == keyslots.PASSPHRASE_KEYFILE else None
-        if slot.kind == keyslots.PASSPHRASE_KEYFILE and use is None:
-            continue
-        master = keyslots.open_slot(slot, vault_id, passphrase, use)
-        if master is not None:
-            return master, chosen if use is not None else None
-    if (
-        needs_keyfile
-        and keyfile_bytes is None
-        and all(s.kind == keyslots.PASSPHRASE_KEYFILE for s in slots)
-    ):
-        raise AuthError(
-            "this vault needs its keyfile as well as the passphrase",
-            "pass --keyfile FILE or set AFFIDAVIT_KEYFILE",
-        )
-    if needs_keyfile:
-        raise AuthError("wrong passphrase or keyfile", "try again with the right ones")
-    raise AuthError("wrong passphrase", "try again")
-
-
-def locked_status(path: Path | None = None) -> LockedStatus:
-    """What can be said about a vault without its key: where, format, size, session state."""
-    directory = Path(path) if path is not None else paths.vault_dir()
-    store = stores.open_store(directory)
-    try:
-        with store.read():
-            vault_id = store.header().vault_id
-        pending = session.peek(directory, vault_id)
-        return {
-            "path": str(directory),
-            "state": "locked" if pending is None else "unlocked",
-            **_session_fields(pending),
-            "format": FORMAT_VERSION,
-            "vault_id": vault_id.hex(),
-            "size_bytes": store.size_on_disk(),
-        }
-    finally:
-        store.close()
-
-
-def _session_fields(pending: session.Pending | None) -> SessionState:
-    """The unlock session as status reports show it (nothing secret)."""
-    return {
-        "session": "locked" if pending is None else "unlocked",
-        "once": pending is not None and pending.once,
-        "store": None if pending is None else pending.store,
-    }
-
-
-def refuse_existing(path: Path) -> None:
-    """ConflictError when directory ``path`` already holds a vault (or pieces of one): what
-    ``init`` checks before it asks for a passphrase."""
-    stores.refuse_existing(path)
-
-
-def fold_wal(path: Path | None = None) -> bool:
-    """Checkpoint and truncate the vault's write-ahead log; needs no key. True when done."""
-    store = stores.open_store(Path(path) if path is not None else paths.vault_dir())
-    try:
-        return store.checkpoint()
-    finally:
-        store.close()
 
 
 def _same(current: VaultItem, item: NewItem, payload: Payload) -> bool:

@@ -68,6 +68,10 @@ class Receipt:
 
     ``vouched`` is verifier-private state describing what a VERIFIED receipt vouches for
     (e.g. ``{"path": ..., "sha256": ...}``); :meth:`Verifier.still_holds` reads it back.
+    ``change`` says in plain words what a VERIFIED call changed that is worth remembering
+    ("commit 138ce5c on main adds 'add notes'"): ``proxy run --remember`` turns it into a
+    memory with this call's receipt. Empty when the call changed nothing durable (a read, a
+    staged file) or the verifier does not say.
     """
 
     verdict: Verdict
@@ -75,6 +79,7 @@ class Receipt:
     claim: str
     evidence: tuple[Evidence, ...] = ()
     vouched: Mapping[str, Any] = field(default_factory=dict)
+    change: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -339,6 +339,7 @@ class CIVerifier:
                 )
             rederived.append(observed)
         details = {"rerun": rederived, "not_rerun": not_rederived}
+        status = self._status(before.repo)
         if not_rederived:
             return judge.unchecked(
                 "the report is consistent with the CI file, but these steps could not be "
@@ -353,5 +354,10 @@ class CIVerifier:
                 where,
                 details=details,
             ),
-            vouched={"repo": where, "status": self._status(before.repo)},
+            vouched={"repo": where, "status": status},
+            change=(
+                f"CI pipeline {report['pipeline']!r} passed at commit {status[:7]}"
+                if report["passed"] and status
+                else ""
+            ),
         )

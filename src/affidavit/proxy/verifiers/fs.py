@@ -273,6 +273,9 @@ class FilesystemVerifier(ToolCallVerifier):
                 },
             ),
             vouched={"kind": "file", "path": where, "sha256": actual},
+            change=""
+            if before.sha256 == expected
+            else f"file {where} was written ({size} bytes, sha256 {actual[:12]})",
         )
 
     @staticmethod
@@ -340,6 +343,9 @@ class FilesystemVerifier(ToolCallVerifier):
                 details={"sha256": actual, "dry_run": ctx.arguments.get("dryRun") is True},
             ),
             vouched={"kind": "file", "path": where, "sha256": actual},
+            change=""
+            if ctx.arguments.get("dryRun") is True
+            else f"file {where} was edited (now sha256 {actual[:12]})",
         )
 
     @staticmethod
@@ -355,6 +361,7 @@ class FilesystemVerifier(ToolCallVerifier):
                 details={"already_so_before_call": before.is_dir},
             ),
             vouched={"kind": "dir", "path": where},
+            change="" if before.is_dir else f"directory {where} was created",
         )
 
     @staticmethod
@@ -389,4 +396,5 @@ class FilesystemVerifier(ToolCallVerifier):
                 "destination": str(destination),
                 "sha256": before.sha256,
             },
+            change=f"{source} was moved to {destination}",
         )

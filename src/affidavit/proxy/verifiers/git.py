@@ -95,6 +95,11 @@ class _Before:
     window: int | None = None
 
 
+def _branch_words(ref: str | None) -> str:
+    """Where HEAD is, as a person says it: the branch's short name, or a detached HEAD."""
+    return ref.removeprefix("refs/heads/") if ref else "a detached HEAD"
+
+
 class GitVerifier(ToolCallVerifier):
     """Re-derives git outcomes from the repository's refs, objects and index."""
 
@@ -269,6 +274,7 @@ class GitVerifier(ToolCallVerifier):
                 Evidence(f"commit {sha} already existed before the call", where)
             )
         requested = ctx.arguments["message"]
+        subject = (requested.strip().splitlines() or [""])[0].strip()
         wanted = clean_message(requested)
         recorded = clean_message(commit.message)
         if recorded not in (wanted, clean_message(_without_comments(requested))):
@@ -308,6 +314,7 @@ class GitVerifier(ToolCallVerifier):
                 details={"sha": sha, "parent": actual_parent, "tree": commit.tree},
             ),
             vouched={"kind": "commit", "repo": where, "sha": sha, "paths": paths},
+            change=f"commit {sha[:7]} on {_branch_words(after.head.ref)} adds {subject!r}",
         )
 
     @staticmethod
@@ -380,6 +387,7 @@ class GitVerifier(ToolCallVerifier):
         return judge.verified(
             Evidence(f"{ref} is new and points at {base or 'HEAD'} ({expected})", where),
             vouched={"kind": "branch", "repo": where, "ref": ref, "sha": actual},
+            change=f"branch {name} was created at commit {actual[:7]}",
         )
 
     @staticmethod

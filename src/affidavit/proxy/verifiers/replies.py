@@ -147,8 +147,11 @@ class Judge:
         self.verifier = verifier
         self.claim = claim
 
-    def verified(self, *evidence: Evidence, vouched: Mapping[str, Any] | None = None) -> Receipt:
-        return Receipt(Verdict.VERIFIED, self.verifier, self.claim, evidence, vouched or {})
+    def verified(
+        self, *evidence: Evidence, vouched: Mapping[str, Any] | None = None, change: str = ""
+    ) -> Receipt:
+        """A VERIFIED receipt; ``change``: what it changed, in plain words (:class:`Receipt`)."""
+        return Receipt(Verdict.VERIFIED, self.verifier, self.claim, evidence, vouched or {}, change)
 
     def contradicted(self, *evidence: Evidence) -> Receipt:
         return Receipt(Verdict.CONTRADICTED, self.verifier, self.claim, evidence)

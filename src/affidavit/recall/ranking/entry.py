@@ -55,6 +55,8 @@ class Filters:
     saved_until: str | None = None
     discovered_since: str | None = None
     discovered_until: str | None = None
+    #: Only these ids (e.g. the memories whose evidence is proven now); ``None``: any.
+    only: frozenset[str] | None = None
 
     def active(self) -> bool:
         """True when any filter is set (then the pool may need widening)."""
@@ -68,11 +70,14 @@ class Filters:
                 self.saved_until,
                 self.discovered_since,
                 self.discovered_until,
+                self.only,
             )
         )
 
     def admits(self, e: Entry) -> bool:
         """Whether one entry passes every filter (``until`` bounds are inclusive by day)."""
+        if self.only is not None and e.id not in self.only:
+            return False
         if self.namespaces is not None and e.namespace not in self.namespaces:
             return False
         if self.tags is not None and not (self.tags & e.tags):

@@ -216,6 +216,7 @@ class MemoryTools:
                 discovered_since=args.get("discovered_since"),
                 discovered_until=args.get("discovered_until"),
                 top_k=args.get("top_k"),
+                proven_only=args.get("proven_only", False),
             )
             return recall.views.search_json(found)
 

@@ -90,6 +90,7 @@ class SearchArguments(TypedDict, total=False):
     discovered_until: str
     since: str | float
     until: str | float
+    proven_only: bool
 
 
 class RecordArguments(TypedDict, total=False):
