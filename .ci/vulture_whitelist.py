@@ -24,6 +24,7 @@ _.should_exit  # uvicorn's Server, which stops when it is set (console/server.py
 # Methods a framework calls on our subclasses.
 _.format_commands  # click.Group: writes the Commands section of --help (cli/lazy.py)
 _.convert  # click.ParamType: turns an argument into its value (cli/params.py)
+_.handleError  # logging.Handler: called when a record cannot be written (cli/logs.py)
 
 # Keys of JSON values (TypedDicts): read by whoever receives the JSON (--json, MCP clients).
 superseded_by  # recall/views.py, recall/wire.py

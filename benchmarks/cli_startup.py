@@ -8,7 +8,12 @@ a busy shared machine disturbs much less. Rows:
 - ``affidavit --version``, ``affidavit --help`` and ``affidavit store --help``;
 - ``affidavit pack verify DIR`` of a pack of 10,000 records (ADR 10 target: <= 0.35 s);
 - ``affidavit serve``: spawn to the ``initialize`` reply, and to the ``tools/list`` reply
-  (issue 19 target: <= 500 ms), on a vault of 10,000 memories unlocked by a session.
+  (issue 19 target: <= 500 ms), on a vault of 10,000 memories unlocked by a session;
+- ``affidavit search QUESTION`` and ``affidavit store TEXT`` on that vault, embedding through
+  the per-user model service (the default, ADR 0167: warm, since the untimed first run
+  starts it and each run comes within its idle time) and with the model loaded in the
+  process (``AFFIDAVIT_EMBEDDER=local``, what they did before; issue 25 target: a warm
+  search well under a second).
 
 The vault is made and filled through the CLI itself (``init``, ``import``, ``unlock``), so
 the benchmark measures the same commands on any version of the code; ``--workdir`` keeps it
@@ -122,32 +127,55 @@ def _serve(env: dict[str, str], stop: str) -> None:
         server.proc.wait()
 
 
+def _embedding_commands(
+    env: dict[str, str], memories: str, runs: int
+) -> list[tuple[str, str, str]]:
+    """``search`` and ``store`` through the warm model service, then with the model here."""
+    rows = []
+    for how, extra in (
+        ("model service", {}),
+        ("model in process", {"AFFIDAVIT_EMBEDDER": "local"}),
+    ):
+        chosen = {**env, **extra}
+        for label, argv in (
+            ("search", ["search", "how do we deploy the service"]),
+            ("store", ["store", "The staging deploy runs at noon.", "--source", "bench"]),
+        ):
+            wall, cpu = _medians(lambda a=argv, e=chosen: _cli(e, *a), runs)
+            target = "< 1 s" if (label, how) == ("search", "model service") else ""
+            rows.append((f"affidavit {label}, {how} ({memories})", _ms(wall, cpu), target))
+    return rows
+
+
 def main() -> None:
     """Measure every row and print the table."""
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--runs", type=int, default=11, help="processes per row (median)")
     options.add_argument("--workdir", type=Path, help="keep the pack and the vault here; reuse")
+    options.add_argument("--size", type=int, default=SIZE, help="records and memories")
     args = options.parse_args()
+    size = args.size
     with tempfile.TemporaryDirectory(prefix="affidavit-bench-") as tmp:
         workdir = (args.workdir or Path(tmp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        env = _vault_env(workdir, SIZE)
+        env = _vault_env(workdir, size)
         rows = []
         for label, argv in (
             ("affidavit --version", ["--version"]),
             ("affidavit --help", ["--help"]),
             ("affidavit store --help", ["store", "--help"]),
             (
-                f"affidavit pack verify ({SIZE:,} records)",
-                ["pack", "verify", str(_pack(workdir, SIZE))],
+                f"affidavit pack verify ({size:,} records)",
+                ["pack", "verify", str(_pack(workdir, size))],
             ),
         ):
             wall, cpu = _medians(lambda a=argv: _cli(env, *a), args.runs)
             rows.append((label, _ms(wall, cpu), "<= 350 ms" if "verify" in label else ""))
-        memories = f"{SIZE:,} memories"
+        memories = f"{size:,} memories"
         for stop, target in (("initialize", ""), ("tools/list", "<= 500 ms")):
             wall, cpu = _medians(lambda s=stop: _serve(env, s), args.runs)
             rows.append((f"affidavit serve to {stop} ({memories})", _ms(wall, cpu), target))
+        rows.extend(_embedding_commands(env, memories, args.runs))
     print_table(
         f"affidavit cold starts (median of {args.runs} processes)",
         ("command", "wall (cpu)", "target"),

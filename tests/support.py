@@ -194,3 +194,22 @@ def handshake(
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
+
+
+def model_service_pid(runtime: Path) -> int | None:
+    """The pid the user's model service wrote into its lock under ``runtime`` (the
+    AFFIDAVIT_RUNTIME_DIR it was started with), or None when none was started there."""
+    from affidavit.recall.model_service import LOCK_NAME
+
+    lock = runtime / f"affidavit-{os.getuid()}" / LOCK_NAME
+    text = lock.read_text() if lock.exists() else ""
+    return int(text) if text.isdigit() else None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie waiting for its parent is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -19,7 +19,7 @@ import pytest
 from affidavit.recall import embedder as emb
 from affidavit.recall import model_service as svc
 from affidavit.vault.session_dir import RUNTIME_ENV
-from tests.support import PYTHON
+from tests.support import PYTHON, model_service_pid, process_alive
 
 GUARD_S = 120.0
 """How long to wait for a process to appear or go away (a guard, not a measurement)."""
@@ -37,23 +37,9 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(place, ignore_errors=True)
 
 
-def _service_pid(place: Path) -> int | None:
-    lock = place / f"affidavit-{os.getuid()}" / svc.LOCK_NAME
-    text = lock.read_text() if lock.exists() else ""
-    return int(text) if text.isdigit() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def _stop_service(place: Path) -> None:
-    pid = _service_pid(place)
-    if pid is not None and _alive(pid):
+    pid = model_service_pid(place)
+    if pid is not None and process_alive(pid):
         os.kill(pid, 15)
 
 
@@ -80,7 +66,7 @@ def test_the_socket_is_private_and_the_service_keeps_no_secret(runtime: Path) ->
     sock = directory / svc.SOCKET_NAME
     assert stat.S_ISSOCK(sock.lstat().st_mode)
     assert stat.S_IMODE(sock.lstat().st_mode) == 0o600
-    pid = _service_pid(runtime)
+    pid = model_service_pid(runtime)
     assert pid is not None
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     assert not any(b"PASSPHRASE" in entry for entry in environ)
@@ -90,11 +76,11 @@ def test_the_socket_is_private_and_the_service_keeps_no_secret(runtime: Path) ->
 def test_several_clients_share_one_service(runtime: Path) -> None:
     first, second = svc.connect(), svc.connect()
     assert first is not None and second is not None
-    pid = _service_pid(runtime)
+    pid = model_service_pid(runtime)
     assert pid is not None
     assert first([[101, 2000, 102]]).shape == (1, emb.DIM)
     assert second([[101, 2001, 102]]).shape == (1, emb.DIM)
-    assert _service_pid(runtime) == pid
+    assert model_service_pid(runtime) == pid
     first.close()
     second.close()
 
@@ -154,27 +140,27 @@ def test_another_user_is_refused(runtime: Path) -> None:
 def test_a_killed_service_is_restarted_for_the_next_request(runtime: Path) -> None:
     remote = svc.connect()
     assert remote is not None
-    pid = _service_pid(runtime)
+    pid = model_service_pid(runtime)
     assert pid is not None
     os.kill(pid, 9)
     deadline = time.monotonic() + GUARD_S
-    while _alive(pid) and time.monotonic() < deadline:
+    while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert remote([[101, 2000, 102]]).shape == (1, emb.DIM)
-    assert _service_pid(runtime) not in (None, pid)
+    assert model_service_pid(runtime) not in (None, pid)
     remote.close()
 
 
 def test_the_service_exits_once_idle(runtime: Path) -> None:
     remote = svc.connect()
     assert remote is not None
-    pid = _service_pid(runtime)
+    pid = model_service_pid(runtime)
     assert pid is not None
     remote.close()
     deadline = time.monotonic() + svc.IDLE_S + GUARD_S
-    while _alive(pid) and time.monotonic() < deadline:
+    while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _alive(pid)
+    assert not process_alive(pid)
     assert not (runtime / f"affidavit-{os.getuid()}" / svc.SOCKET_NAME).exists()
 
 

@@ -35,12 +35,12 @@ if TYPE_CHECKING:
         MODES,
         Access,
         Grants,
-        Mode,
         Settings,
         check_name,
         default_namespace,
         grant,
     )
+    from affidavit.access.modes import Mode
 
 __all__ = [
     "ALL",

@@ -27,16 +27,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from affidavit.access.modes import Mode
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.vault import unknown_record
 
 if TYPE_CHECKING:
     from affidavit.vault import VaultItem
 
-Mode = Literal["rw", "ro", "none"]
-MODES: tuple[Mode, ...] = ("rw", "ro", "none")
+
+MODES: tuple[Mode, ...] = tuple(Mode)
 DEFAULT_CALLER = "user"
 ALL = "*"
 GRANTS_SETTING = "acl.grants"
@@ -77,8 +78,8 @@ def default_namespace(caller: str) -> str:
 def default_mode(caller: str, namespace: str) -> Mode:
     """The access ``caller`` has to ``namespace`` when no grant says otherwise."""
     if caller == DEFAULT_CALLER or namespace == default_namespace(caller):
-        return "rw"
-    return "ro"
+        return Mode.RW
+    return Mode.RO
 
 
 class Grants:
@@ -108,26 +109,26 @@ class Grants:
         rules = self.table.get(caller, {})
         found = rules.get(namespace, rules.get(ALL))
         if found in MODES:
-            return found
+            return Mode(found)
         return default_mode(caller, namespace)
 
     def writes_everywhere(self, caller: str) -> bool:
         """Whether ``caller`` may write every namespace, even one no grant names yet."""
         rules = self.table.get(caller, {})
-        fallback = rules.get(ALL, "rw" if caller == DEFAULT_CALLER else None)
-        return fallback == "rw" and all(mode == "rw" for mode in rules.values())
+        fallback = rules.get(ALL, Mode.RW if caller == DEFAULT_CALLER else None)
+        return fallback == Mode.RW and all(mode == Mode.RW for mode in rules.values())
 
     def hides_any(self, caller: str) -> bool:
         """Whether some grant takes ``caller``'s read access away (only ``none`` does)."""
-        return "none" in self.table.get(caller, {}).values()
+        return Mode.NONE in self.table.get(caller, {}).values()
 
     def readable(self, caller: str, namespaces: Iterable[str]) -> list[str]:
         """Those of ``namespaces`` that ``caller`` may read, sorted."""
-        return sorted({ns for ns in namespaces if self.mode(caller, ns) != "none"})
+        return sorted({ns for ns in namespaces if self.mode(caller, ns) is not Mode.NONE})
 
     def require_read(self, caller: str, namespace: str) -> None:
         """PolicyError unless ``caller`` may read ``namespace``."""
-        if self.mode(caller, namespace) == "none":
+        if self.mode(caller, namespace) is Mode.NONE:
             raise PolicyError(
                 f"caller {caller!r} has no access to namespace {namespace!r}",
                 f"the user can allow it with `affidavit grant {caller} {namespace} ro`",
@@ -136,7 +137,7 @@ class Grants:
     def require_write(self, caller: str, namespace: str) -> None:
         """PolicyError unless ``caller`` may write ``namespace``."""
         mode = self.mode(caller, namespace)
-        if mode != "rw":
+        if mode is not Mode.RW:
             raise PolicyError(
                 f"caller {caller!r} may not write to namespace {namespace!r} (access: {mode})",
                 f"write to your own namespace {default_namespace(caller)!r}, or the user can "
@@ -177,7 +178,7 @@ class Access:
             if grants.hides_any(self.caller):
                 raise unknown_record(item_id) from None
             raise
-        if grants.mode(self.caller, item.namespace) == "none":
+        if grants.mode(self.caller, item.namespace) is Mode.NONE:
             raise unknown_record(item_id)
         return item
 
@@ -217,8 +218,9 @@ def grant(vault: Settings, caller: str, namespace: str, mode: str) -> Grants:
     if namespace != ALL:
         check_name(namespace, "namespace")
     if mode not in MODES:
-        raise InputError(f"access {mode!r} is not one of rw, ro, none", "pass rw, ro or none")
+        words = ", ".join(MODES)
+        raise InputError(f"access {mode!r} is not one of {words}", f"pass one of {words}")
     grants = Grants.load(vault)
-    grants.table.setdefault(caller, {})[namespace] = mode
+    grants.table.setdefault(caller, {})[namespace] = Mode(mode).value
     vault.set_setting(GRANTS_SETTING, grants.table)
     return grants

@@ -19,9 +19,10 @@ import click
 
 from affidavit.cli.opening import open_memory
 from affidavit.cli.output import print_json, shown, stdout
-from affidavit.cli.params import EXISTING_OR_STDIN, PATH, json_option
+from affidavit.cli.params import EXISTING_OR_STDIN, PATH, EnumChoice, json_option
 from affidavit.core.errors import UsageError
 from affidavit.core.wording import counted
+from affidavit.intake import Format
 
 if TYPE_CHECKING:
     from affidavit.intake import Plan, Stored
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 AGENT = click.Choice(["claude-code"])
 #: Notes from which ``import`` shows a progress bar (smaller batches finish before it draws).
 PROGRESS_FROM = 100
-FORMATS = ("affidavit", "claude-memory", "chatgpt", "claude", "markdown", "compartment")
 
 
 # -- hook -----------------------------------------------------------------------------------
@@ -254,8 +254,8 @@ def _plan_json(plan: Plan, stored: Stored | None, namespace: str) -> dict[str, A
 @click.option(
     "--from",
     "fmt",
-    type=click.Choice(FORMATS),
-    default="affidavit",
+    type=EnumChoice(Format),
+    default=Format.AFFIDAVIT.value,
     help="What the file is: affidavit's own export, or another tool's notes or chats.",
 )
 @click.option("--namespace", help="The namespace imported claims go to (default: your own).")
@@ -265,7 +265,7 @@ def _plan_json(plan: Plan, stored: Stored | None, namespace: str) -> dict[str, A
 def import_(
     ctx: click.Context,
     source: str,
-    fmt: str,
+    fmt: Format,
     namespace: str | None,
     dry_run: bool,
     as_json: bool,
@@ -275,7 +275,7 @@ def import_(
     Claims that break the one-claim rule, and pieces that are not claims, are skipped and
     reported with the reason.
     """
-    if fmt == "affidavit":
+    if fmt is Format.AFFIDAVIT:
         if namespace or dry_run:
             raise UsageError(
                 "--namespace and --dry-run are for other tools' files",
@@ -285,11 +285,11 @@ def import_(
 
         ctx.invoke(import_export, source=source, as_json=as_json)
         return
-    from affidavit.intake import Format, read_plan, store_plan
+    from affidavit.intake import read_plan, store_plan
 
     with open_memory() as memory:
         namespace = namespace or memory.namespace
-        plan = read_plan(Format(fmt), Path(source), memory.max_chars)
+        plan = read_plan(fmt, Path(source), memory.max_chars)
         stored = None
         if not dry_run:
             with _bar(len(plan.notes)) as report:

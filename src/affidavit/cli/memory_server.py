@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from affidavit.cli.params import PATH, http_options, json_option
+from affidavit.access import Mode
+from affidavit.cli.params import PATH, EnumChoice, http_options, json_option
 
 if TYPE_CHECKING:
     from affidavit.servers.http import HttpOptions
@@ -60,11 +61,17 @@ def serve(caller: str, vault: Path | None, http: HttpOptions | None) -> None:
 @click.command("grant")
 @click.argument("caller", required=False, help="The caller (agent) name, e.g. cursor.")
 @click.argument("namespace", required=False, help="A namespace, or '*' for every one.")
-@click.argument("mode", required=False, help="rw, ro or none.")
+@click.argument(
+    "mode",
+    metavar="[MODE]",
+    type=EnumChoice(Mode),
+    required=False,
+    help=f"What CALLER may do there: {', '.join(Mode)}.",
+)
 @click.option("--list", "list_", is_flag=True, help="Show every grant instead.")
 @click.option("--json", "json_out", is_flag=True, help="Print the grants as JSON.")
 def grant(
-    caller: str | None, namespace: str | None, mode: str | None, list_: bool, json_out: bool
+    caller: str | None, namespace: str | None, mode: Mode | None, list_: bool, json_out: bool
 ) -> None:
     """Give CALLER rw, ro or no access to NAMESPACE.
 

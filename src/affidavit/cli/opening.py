@@ -48,11 +48,19 @@ def open_memory_unasked(caller: str = "user") -> Memory:
 
 
 @contextmanager
-def open_memory(caller: str = "user") -> Iterator[Memory]:
+def open_memory(caller: str = "user", *, shared_model: bool = False) -> Iterator[Memory]:
     """The memories of the opened vault as ``caller`` sees them (its grants, its default
-    namespace: the terminal is a caller like any MCP client), closed when the block ends."""
-    from affidavit.recall import Memory
+    namespace: the terminal is a caller like any MCP client), closed when the block ends.
 
+    ``shared_model``: embed one text (``store``'s claim, ``search``'s question) through the
+    per-user model service the MCP servers share, starting it when none runs, instead of
+    loading the model here (~220 MB and most of the command's CPU; ADR 0167).
+    ``AFFIDAVIT_EMBEDDER`` still decides when set; any failure loads the model here.
+    """
+    from affidavit.recall import Memory, prefer_shared
+
+    if shared_model:
+        prefer_shared()
     vault = open_vault()
     try:
         yield Memory(vault, caller=caller)

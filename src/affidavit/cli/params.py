@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
@@ -13,9 +14,23 @@ if TYPE_CHECKING:
     from affidavit.packs import TrustOptions
 
 T = TypeVar("T")
+E = TypeVar("E", bound=StrEnum)
 
 PATH = click.Path(path_type=Path)
 """A file or directory argument, handed to the command as a ``pathlib.Path``."""
+
+
+class EnumChoice(click.Choice[str], Generic[E]):
+    """One of a StrEnum's values (``--from claude-memory``, not click's member name
+    ``CLAUDE_MEMORY``), handed to the command as the member: the flag's choices, its help and
+    its completion come from the enum the rest of the code uses, never from a copied list."""
+
+    def __init__(self, kind: type[E]) -> None:
+        super().__init__([member.value for member in kind])
+        self.kind = kind
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> E:
+        return self.kind(super().convert(value, param, ctx))
 
 
 class _Existing(click.ParamType):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import click
 
@@ -27,9 +27,11 @@ from affidavit.cli.params import (
     MANY,
     MOMENT,
     OUTPUT,
+    EnumChoice,
     caller_option,
     json_option,
 )
+from affidavit.recall import MemoryKind
 
 NARROW = 100
 """Below this many columns a table of memories squeezes the text to a word or two per line:
@@ -95,8 +97,8 @@ def _memory_cells(r: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
 @click.option("--importance", type=float, default=0.5, help="How much it matters, 0-1 (clamped).")
 @click.option(
     "--kind",
-    type=click.Choice(["fact", "opinion"]),
-    default="fact",
+    type=EnumChoice(MemoryKind),
+    default=MemoryKind.FACT.value,
     help="fact (accumulates) or opinion (replaces).",
 )
 @click.option(
@@ -128,7 +130,7 @@ def store(
     discovered: str | None,
     expires: str | None,
     importance: float,
-    kind: Literal["fact", "opinion"],
+    kind: MemoryKind,
     supersedes: tuple[str, ...],
     keep_both: bool,
     quarantined: bool,
@@ -164,7 +166,7 @@ def store(
         reply_to=reply_to,
         evidence=parse_evidence([_json_item(text, "--evidence") for text in evidence]),
     )
-    with open_memory(caller) as m:
+    with open_memory(caller, shared_model=True) as m:
         result = m.store(claim)
     if as_json:
         print_json(views.store_json(result))
@@ -200,7 +202,7 @@ def _json_item(text: str, flag: str) -> Any:
 @click.argument("query", help="The question, in your own words.")
 @click.option("--namespace", **MANY, help="Only these namespaces.")
 @click.option("--tag", **MANY, help="Only memories with one of these tags.")
-@click.option("--kind", type=click.Choice(["fact", "opinion"]), help="Only facts or only opinions.")
+@click.option("--kind", type=EnumChoice(MemoryKind), help="Only facts or only opinions.")
 @click.option("--since", type=DATE, help="Saved on or after (YYYY-MM-DD).")
 @click.option("--until", type=DATE, help="Saved on or before (YYYY-MM-DD).")
 @click.option("--discovered-since", type=DATE, help="Learned on or after (YYYY-MM-DD).")
@@ -217,7 +219,7 @@ def search(
     query: str,
     namespace: tuple[str, ...],
     tag: tuple[str, ...],
-    kind: str | None,
+    kind: MemoryKind | None,
     since: str | None,
     until: str | None,
     discovered_since: str | None,
@@ -232,7 +234,7 @@ def search(
     Hybrid search over every namespace the caller may read: nothing comes back if nothing
     holds up.
     """
-    with open_memory(caller) as m:
+    with open_memory(caller, shared_model=True) as m:
         result = m.search(
             query,
             namespaces=list(namespace) or None,

@@ -47,7 +47,7 @@ from affidavit.console.memory_review import review_link, review_routes
 from affidavit.console.memory_vault import VaultHolder
 from affidavit.console.widgets import card, confirm_form
 from affidavit.core.errors import AffidavitError, LockedError, NotFoundError, UsageError
-from affidavit.recall import Claim, EdgeQuery, views
+from affidavit.recall import Claim, EdgeQuery, MemoryKind, views
 
 if TYPE_CHECKING:
     from affidavit.recall import Memory, MemoryView
@@ -98,7 +98,7 @@ def correct(memory: Memory, view: MemoryView, fields: dict[str, str]) -> str:
             fields["source"] or f"correction of {view['id']} in the console",
             namespace=view["namespace"],
             tags=tuple(view["tags"]),
-            kind="opinion" if view["kind"] == "opinion" else "fact",
+            kind=MemoryKind.of(view["kind"]),
             importance=view["importance"],
             supersedes=(view["id"],),
         )

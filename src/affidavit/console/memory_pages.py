@@ -8,6 +8,7 @@ from typing import Any
 
 from affidavit.console.html import Child, Markup, join, rooted, tag
 from affidavit.console.widgets import card, field, post_form, select, table
+from affidavit.recall import MemoryKind
 
 SLUG = "memory"
 TABS = (
@@ -173,7 +174,7 @@ def search_form(values: Mapping[str, str], namespaces: Sequence[str]) -> Markup:
             select(
                 "Kind",
                 "kind",
-                [("", "all"), ("fact", "fact"), ("opinion", "opinion")],
+                [("", "all"), *((kind.value, kind.value) for kind in MemoryKind)],
                 values.get("kind", ""),
             ),
             field("Tag", "tag", "any", values.get("tag") or None),

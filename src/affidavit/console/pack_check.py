@@ -26,6 +26,7 @@ from affidavit.console.forms import local_path, read_form, text, upload
 from affidavit.console.html import Markup, join, tag
 from affidavit.console.widgets import card, choice, field, post_form
 from affidavit.core.errors import AffidavitError, UsageError
+from affidavit.packs import Check
 
 if TYPE_CHECKING:
     from affidavit.packs import PackRefused, TrustOptions, VerifiedPack
@@ -33,14 +34,14 @@ if TYPE_CHECKING:
 SLUG = "pack-check"
 PASSED, FAILED, NOT_REACHED, NOT_APPLICABLE = "passed", "failed", "not reached", "not applicable"
 CHECK_TITLES = {
-    "files": ("Files", "only pack files, each a regular file within its size limit"),
-    "checksums": ("Checksums", "SHA256SUMS matches every sealed file"),
-    "records": ("Records", "every record and citation is well formed"),
-    "pack_json": ("PACK.json", "PACK.json, if there is one, is well formed"),
-    "signature": ("Signature", "a signature, if there is one, is a valid Ed25519 SSHSIG"),
-    "trust": ("Trust", "the signer is not revoked, and is pinned or trusted as required"),
-    "sequence": ("Sequence", "the signed sequence reaches the minimum, if one is set"),
-    "expiry": ("Expiry", "with strict, the pack is within its dates"),
+    Check.FILES: ("Files", "only pack files, each a regular file within its size limit"),
+    Check.CHECKSUMS: ("Checksums", "SHA256SUMS matches every sealed file"),
+    Check.RECORDS: ("Records", "every record and citation is well formed"),
+    Check.PACK_JSON: ("PACK.json", "PACK.json, if there is one, is well formed"),
+    Check.SIGNATURE: ("Signature", "a signature, if there is one, is a valid Ed25519 SSHSIG"),
+    Check.TRUST: ("Trust", "the signer is not revoked, and is pinned or trusted as required"),
+    Check.SEQUENCE: ("Sequence", "the signed sequence reaches the minimum, if one is set"),
+    Check.EXPIRY: ("Expiry", "with strict, the pack is within its dates"),
 }
 """Each check's name and what passing it means."""
 _FLAG_FIELDS = (
@@ -71,31 +72,31 @@ def _at(value: str) -> datetime | None:
         raise UsageError(f"--at {exc.message}") from exc
 
 
-def _passed_detail(check: str, verified: VerifiedPack, options: TrustOptions) -> tuple[str, str]:
+def _passed_detail(check: Check, verified: VerifiedPack, options: TrustOptions) -> tuple[str, str]:
     """(status, what the check established) for a check the pack passed."""
     report, meta = verified.report, verified.report.meta
     signature = report.signature
-    if check == "files":
+    if check is Check.FILES:
         return PASSED, CHECK_TITLES[check][1]
-    if check == "checksums":
+    if check is Check.CHECKSUMS:
         return PASSED, f"SHA256SUMS matches all {len(report.digests)} sealed files"
-    if check == "records":
+    if check is Check.RECORDS:
         return PASSED, f"{report.record_count} records, every citation well formed"
-    if check == "pack_json":
+    if check is Check.PACK_JSON:
         if meta is None:
             return NOT_APPLICABLE, "no PACK.json: the pack carries no dates"
         sequence = f", sequence {meta.sequence}" if meta.sequence is not None else ""
         return PASSED, f"created {meta.created_utc}, expires {meta.expires_utc}{sequence}"
-    if check == "signature":
+    if check is Check.SIGNATURE:
         if signature.hash_algorithm is None:
             return NOT_APPLICABLE, "no SHA256SUMS.sig: the pack is unsigned"
         return (
             PASSED,
             f"valid Ed25519 signature ({signature.hash_algorithm}) by {signature.fingerprint}",
         )
-    if check == "trust":
+    if check is Check.TRUST:
         return PASSED, _trust_text(verified)
-    if check == "sequence":
+    if check is Check.SEQUENCE:
         if options.min_sequence is None:
             return NOT_APPLICABLE, "no minimum sequence set"
         return PASSED, f"sequence {meta.sequence if meta else None} >= {options.min_sequence}"
@@ -119,13 +120,12 @@ def _trust_text(verified: VerifiedPack) -> str:
 
 def check_rows(
     verified: VerifiedPack | None, refusal: PackRefused | None, options: TrustOptions
-) -> list[tuple[str, str, str]]:
+) -> list[tuple[Check, str, str]]:
     """(check, status, detail) for every check in the order verification runs them."""
-    from affidavit.packs import CHECKS
-
-    rows = []
-    failed_at = CHECKS.index(refusal.check) if refusal is not None else len(CHECKS)
-    for index, check in enumerate(CHECKS):
+    checks = list(Check)
+    rows: list[tuple[Check, str, str]] = []
+    failed_at = checks.index(refusal.check) if refusal is not None else len(checks)
+    for index, check in enumerate(checks):
         if index > failed_at:
             rows.append((check, NOT_REACHED, ""))
         elif index == failed_at:
@@ -142,7 +142,7 @@ def check_rows(
 class Judgement:
     """A pack's verdict: the rows of the checks table and the ``pack verify --json`` report."""
 
-    rows: list[tuple[str, str, str]]
+    rows: list[tuple[Check, str, str]]
     report: dict[str, Any]
 
     @property

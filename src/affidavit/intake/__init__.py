@@ -48,7 +48,8 @@ if TYPE_CHECKING:
         drop,
     )
     from affidavit.intake.digest import DigestDay, digest
-    from affidavit.intake.importers import Format, Note, Plan, Skip, Stored, read_plan, store_plan
+    from affidavit.intake.formats import Format
+    from affidavit.intake.importers import Note, Plan, Skip, Stored, read_plan, store_plan
     from affidavit.intake.sentences import Category, Extracted, extract
     from affidavit.intake.verified_calls import (
         VERIFIED_CALL,

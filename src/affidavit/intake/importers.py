@@ -26,7 +26,6 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,21 +33,12 @@ from affidavit.core.errors import InputError
 from affidavit.core.regular_file import read_named
 from affidavit.core.secret_text import holds_secret
 from affidavit.exports import USER, read_export
+from affidavit.intake.formats import Format
 from affidavit.intake.sentences import extract
-from affidavit.recall import Claim, StoreStatus, check_claim
+from affidavit.recall import Claim, MemoryKind, StoreStatus, check_claim
 
 if TYPE_CHECKING:
     from affidavit.recall import Memory
-
-
-class Format(StrEnum):
-    """What ``import --from`` reads (``affidavit``, the vault's own export, is the CLI's)."""
-
-    CLAUDE_MEMORY = "claude-memory"
-    CHATGPT = "chatgpt"
-    CLAUDE = "claude"
-    MARKDOWN = "markdown"
-    COMPARTMENT = "compartment"
 
 
 @dataclass(frozen=True)
@@ -59,7 +49,7 @@ class Note:
     source: str
     tags: tuple[str, ...] = ()
     discovered: str | None = None
-    kind: str = "fact"
+    kind: MemoryKind = MemoryKind.FACT
 
     def claim(self, namespace: str | None) -> Claim:
         """The claim ``store_many`` takes for this note (``namespace`` None: the caller's)."""
@@ -69,7 +59,7 @@ class Note:
             namespace=namespace,
             tags=self.tags,
             discovered=self.discovered,
-            kind="opinion" if self.kind == "opinion" else "fact",
+            kind=self.kind,
         )
 
 
@@ -290,7 +280,6 @@ def read_compartment(path: Path, max_chars: int) -> Plan:
             collect.skip(where, "no 'text': not a memory record")
             continue
         tags = data.get("tags")
-        kind = data.get("kind") if data.get("kind") in ("fact", "opinion") else "fact"
         source = data.get("source")
         collect.note(
             where,
@@ -300,13 +289,18 @@ def read_compartment(path: Path, max_chars: int) -> Plan:
             if isinstance(tags, list)
             else (),
             discovered=_day(data.get("discovered")),
-            kind=kind,
+            kind=MemoryKind.of(data.get("kind")),
         )
     return collect.plan(Format.COMPARTMENT)
 
 
 def read_plan(fmt: Format, path: Path, max_chars: int) -> Plan:
     """The plan for importing ``path`` read as ``fmt`` (InputError if it is not one)."""
+    if fmt is Format.AFFIDAVIT:
+        raise InputError(
+            "an affidavit export is imported whole, not read as claims",
+            "import it with `affidavit import FILE` (the default --from)",
+        )
     if fmt is Format.MARKDOWN:
         return read_markdown(path, max_chars)
     if fmt is Format.CLAUDE_MEMORY:

@@ -26,7 +26,7 @@ verifying needs)::
         the trust flags (and the flag reading) every pack command shares
     refusal_dict(pack_dir, refusal)    what ``pack verify --json`` prints for a refused pack
     PackFormatError, PackRefused, PackTrustRefused    the plane's errors
-    CHECKS        the verification checks' names, in the order they run
+    Check         the verification checks (StrEnum), in the order they run
     format        the bytes on disk: file names, limits, manifests, UTC keys (docs/FORMAT.md)
 """
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
         check_request,
         parse_records,
     )
-    from affidavit.packs.errors import CHECKS, PackFormatError, PackRefused, PackTrustRefused
+    from affidavit.packs.errors import Check, PackFormatError, PackRefused, PackTrustRefused
     from affidavit.packs.inputs import read_input
     from affidavit.packs.search import MAX_QUERY_CHARS, Filters, PackIndex
     from affidavit.packs.sign import SignResult, parse_expires, sign_pack
@@ -66,11 +66,11 @@ if TYPE_CHECKING:
     from affidavit.packs.verify import VerifiedPack, refusal_dict, verify_pack
 
 __all__ = [
-    "CHECKS",
     "MAX_QUERY_CHARS",
     "REVOKED_KEYS",
     "TRUSTED_KEYS",
     "BuiltPack",
+    "Check",
     "Filters",
     "PackFormatError",
     "PackIndex",

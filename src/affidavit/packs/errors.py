@@ -7,27 +7,24 @@ that failed, so reports and tests can tell "tampered" from "untrusted" without p
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from affidavit.core.errors import AuthError, InputError, IntegrityError
 
-# The ordered checks of verification, in the order they run.
-CHECK_FILES = "files"
-CHECK_CHECKSUMS = "checksums"
-CHECK_RECORDS = "records"
-CHECK_PACK_JSON = "pack_json"
-CHECK_SIGNATURE = "signature"
-CHECK_TRUST = "trust"
-CHECK_SEQUENCE = "sequence"
-CHECK_EXPIRY = "expiry"
-CHECKS = (
-    CHECK_FILES,
-    CHECK_CHECKSUMS,
-    CHECK_RECORDS,
-    CHECK_PACK_JSON,
-    CHECK_SIGNATURE,
-    CHECK_TRUST,
-    CHECK_SEQUENCE,
-    CHECK_EXPIRY,
-)
+
+class Check(StrEnum):
+    """The ordered checks of verification, in the order they run: a refusal names the one
+    that failed (``refusal.check``, ``"check"`` in ``pack verify --json``), so reports and
+    tests tell "tampered" from "untrusted" without parsing text."""
+
+    FILES = "files"
+    CHECKSUMS = "checksums"
+    RECORDS = "records"
+    PACK_JSON = "pack_json"
+    SIGNATURE = "signature"
+    TRUST = "trust"
+    SEQUENCE = "sequence"
+    EXPIRY = "expiry"
 
 
 class PackFormatError(InputError):
@@ -41,7 +38,7 @@ class PackFormatError(InputError):
 class PackRefused(IntegrityError):
     """The pack must not be served: its files, records or signature failed a check."""
 
-    def __init__(self, check: str, message: str, hint: str | None = None) -> None:
+    def __init__(self, check: Check, message: str, hint: str | None = None) -> None:
         super().__init__(f"pack refused: {message}", hint)
         self.check = check
         self.reason = message

@@ -17,10 +17,7 @@ from typing import Any
 
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import (
-    CHECK_CHECKSUMS,
-    CHECK_FILES,
-    CHECK_PACK_JSON,
-    CHECK_RECORDS,
+    Check,
     PackFormatError,
     PackRefused,
 )
@@ -53,7 +50,7 @@ class PackContents:
 
 
 def _refuse(message: str, hint: str | None = None) -> PackRefused:
-    return PackRefused(CHECK_FILES, message, hint)
+    return PackRefused(Check.FILES, message, hint)
 
 
 def _open_root(root: Path) -> tuple[int, os.stat_result]:
@@ -165,22 +162,22 @@ def _check_checksums(files: dict[str, bytes]) -> dict[str, str]:
     try:
         manifest = fmt.parse_manifest(files[fmt.SUMS])
     except PackFormatError as exc:
-        raise PackRefused(CHECK_CHECKSUMS, exc.message, _REBUILD) from exc
+        raise PackRefused(Check.CHECKSUMS, exc.message, _REBUILD) from exc
     sealed = fmt.SEALED_FILES.intersection(files)
     unlisted = sorted(sealed - set(manifest))
     if unlisted:
-        raise PackRefused(CHECK_CHECKSUMS, f"{fmt.SUMS} does not list {unlisted[0]}", _REBUILD)
+        raise PackRefused(Check.CHECKSUMS, f"{fmt.SUMS} does not list {unlisted[0]}", _REBUILD)
     absent = sorted(set(manifest) - sealed)
     if absent:
         raise PackRefused(
-            CHECK_CHECKSUMS, f"{fmt.SUMS} lists {absent[0]}, which is not in the pack", _REBUILD
+            Check.CHECKSUMS, f"{fmt.SUMS} lists {absent[0]}, which is not in the pack", _REBUILD
         )
     digests = {}
     for name in sorted(manifest):
         digest = hashlib.sha256(files[name]).hexdigest()
         if digest != manifest[name]:
             raise PackRefused(
-                CHECK_CHECKSUMS,
+                Check.CHECKSUMS,
                 f"{name} does not match its {fmt.SUMS} checksum (the file was changed)",
                 _REBUILD,
             )
@@ -198,16 +195,16 @@ def read_pack(pack_dir: Path) -> PackContents:
             files[name].decode("utf-8")
         except UnicodeDecodeError as exc:
             raise PackRefused(
-                CHECK_RECORDS, f"{name} is not valid UTF-8 (byte {exc.start})", _REBUILD
+                Check.RECORDS, f"{name} is not valid UTF-8 (byte {exc.start})", _REBUILD
             ) from exc
     try:
         records = fmt.parse_records(files[fmt.RECORDS])
     except PackFormatError as exc:
-        raise PackRefused(CHECK_RECORDS, exc.message, _REBUILD) from exc
+        raise PackRefused(Check.RECORDS, exc.message, _REBUILD) from exc
     meta = None
     if fmt.PACK_JSON in files:
         try:
             meta = fmt.parse_pack_json(files[fmt.PACK_JSON])
         except PackFormatError as exc:
-            raise PackRefused(CHECK_PACK_JSON, exc.message, _REBUILD) from exc
+            raise PackRefused(Check.PACK_JSON, exc.message, _REBUILD) from exc
     return PackContents(root, files, digests, records, meta, snapshot)

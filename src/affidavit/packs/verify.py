@@ -19,10 +19,7 @@ from typing import Any
 
 from affidavit.packs import format as fmt
 from affidavit.packs.errors import (
-    CHECK_EXPIRY,
-    CHECK_SEQUENCE,
-    CHECK_SIGNATURE,
-    CHECK_TRUST,
+    Check,
     PackRefused,
     PackTrustRefused,
 )
@@ -126,19 +123,19 @@ def _expiry_refusal(meta: fmt.PackMeta | None, now: datetime) -> PackRefused | N
     status = freshness_status(meta, now)
     if meta is None:
         return PackRefused(
-            CHECK_EXPIRY,
+            Check.EXPIRY,
             "pack has no PACK.json, so no expiry date, and --strict requires one",
             "sign it with `affidavit pack sign --expires 90d`",
         )
     if status == STALE:
         return PackRefused(
-            CHECK_EXPIRY,
+            Check.EXPIRY,
             f"pack expired at {meta.expires_utc} (judged at {fmt.format_utc(now)})",
             "install a newer pack from its signer",
         )
     if status == NOT_YET_VALID:
         return PackRefused(
-            CHECK_EXPIRY,
+            Check.EXPIRY,
             f"pack was created at {meta.created_utc}, more than 5 minutes after "
             f"{fmt.format_utc(now)}",
             "check this computer's clock, or wait until the pack becomes valid",
@@ -192,7 +189,7 @@ def _check_signature(contents: PackContents) -> tuple[str, str] | None:
         signature = verify(armored, contents.files[fmt.SUMS], fmt.NAMESPACE)
     except SignatureError as exc:
         raise PackRefused(
-            CHECK_SIGNATURE,
+            Check.SIGNATURE,
             f"{fmt.SIGNATURE}: {exc.message}",
             # Not "sign it again": the edit after signing may be an attacker's.
             exc.hint or "get a correctly signed copy from its signer",
@@ -207,24 +204,24 @@ def _check_trust(
     if signed is None:
         if anchors.pins:
             raise PackTrustRefused(
-                CHECK_TRUST, "pack is unsigned, but a signer fingerprint is pinned"
+                Check.TRUST, "pack is unsigned, but a signer fingerprint is pinned"
             )
         if options.signature_required:
             raise PackTrustRefused(
-                CHECK_TRUST, "pack is unsigned, but a trusted signature is required"
+                Check.TRUST, "pack is unsigned, but a trusted signature is required"
             )
         return SignatureReport(UNSIGNED)
     fingerprint, hash_algorithm = signed
     if fingerprint in anchors.revoked:
         raise PackTrustRefused(
-            CHECK_TRUST,
+            Check.TRUST,
             f"pack is signed by {fingerprint}, which is revoked",
             "get a pack signed by a key you still trust",
         )
     if anchors.pins:
         if fingerprint not in anchors.pins:
             raise PackTrustRefused(
-                CHECK_TRUST,
+                Check.TRUST,
                 f"pack is signed by {fingerprint}, which is not a pinned signer fingerprint",
                 "only a pinned signer passes, even one listed in --trusted-keys",
             )
@@ -235,7 +232,7 @@ def _check_trust(
         return SignatureReport(VERIFIED, name, fingerprint, False, hash_algorithm)
     if options.signature_required:
         raise PackTrustRefused(
-            CHECK_TRUST, f"pack is signed by {fingerprint}, which is not a trusted key", _TRUST_HINT
+            Check.TRUST, f"pack is signed by {fingerprint}, which is not a trusted key", _TRUST_HINT
         )
     return SignatureReport(UNTRUSTED, None, fingerprint, False, hash_algorithm)
 
@@ -248,13 +245,13 @@ def _check_sequence(meta: fmt.PackMeta | None, options: TrustOptions) -> None:
     sequence = meta.sequence if meta is not None else None
     if sequence is None:
         raise PackRefused(
-            CHECK_SEQUENCE,
+            Check.SEQUENCE,
             f"pack has no signed sequence, but --min-sequence {minimum} is set",
             "sign it with `affidavit pack sign --sequence N`",
         )
     if sequence < minimum:
         raise PackRefused(
-            CHECK_SEQUENCE,
+            Check.SEQUENCE,
             f"pack sequence {sequence} is lower than the minimum {minimum}; "
             "refusing a possible rollback to an older pack",
         )

@@ -40,6 +40,7 @@ Public API (every name is loaded on first use)::
                   memory_got_json, relation_json, relation_got_json, link_json,
                   relations_json, store_json, store_many_json, status_json,
                   locked_status_json
+    MemoryKind    fact | opinion (StrEnum; the CLI's --kind choices)
     ScoreParts    a hit's ``parts``: why it matched (channels' shares, priors, age, page);
                   kept off the wire, which carries score and channels
 
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from affidavit.recall.evidence_findings import CitationFinding, ReceiptFinding
     from affidavit.recall.graph import EdgeQuery, Link
     from affidavit.recall.history import HistoryEvent, MemoryHistory
+    from affidavit.recall.kinds import MemoryKind
     from affidavit.recall.memory import AUTO_STORE_SETTING, Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
     from affidavit.recall.ranking import ScoreParts
@@ -102,6 +104,7 @@ __all__ = [
     "Memory",
     "MemoryHistory",
     "MemoryHit",
+    "MemoryKind",
     "MemoryView",
     "PackCitation",
     "RecallStatus",

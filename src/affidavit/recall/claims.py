@@ -26,18 +26,17 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Any, Literal
+from typing import Any
 
 from affidavit.access import check_name
 from affidavit.core.errors import InputError
 from affidavit.recall.evidence import Evidence, PackCitation, ToolReceipt, parse_evidence
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.lifecycle import parse_date, parse_expires
 from affidavit.vault import check_structure
 
 #: The default one-claim limit in characters (setting ``max_memory_chars``).
 DEFAULT_MAX_CHARS = 200
-Kind = Literal["fact", "opinion"]
-KINDS: tuple[Kind, ...] = ("fact", "opinion")
 
 _LIST_LINE = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+", re.MULTILINE)
 _HEADING = re.compile(r"^\s*#{1,6}\s", re.MULTILINE)
@@ -62,7 +61,7 @@ class Claim:
     discovered: str | None = None
     expires: str | None = None
     importance: float = 0.5
-    kind: Kind = "fact"
+    kind: MemoryKind = MemoryKind.FACT
     supersedes: tuple[str, ...] | None = None
     quarantined: bool = False
     thread: str | None = None
@@ -77,7 +76,7 @@ class Claim:
                 "a memory needs a non-empty 'source'",
                 "say where it came from, e.g. 'from chat' or 'read from pyproject.toml'",
             )
-        if self.kind not in KINDS:
+        if self.kind not in tuple(MemoryKind):
             raise InputError(f"kind must be 'fact' or 'opinion', not {self.kind!r}")
         if self.namespace is not None:
             check_name(self.namespace, "namespace")
@@ -93,6 +92,7 @@ class Claim:
             "importance": _importance(self.importance),
             "supersedes": _supersedes(self.supersedes),
             "evidence": _evidence(self.evidence),
+            "kind": MemoryKind(self.kind),
         }
         for name, value in normal.items():
             object.__setattr__(self, name, value)  # frozen: normalised once, here
@@ -114,7 +114,7 @@ class Claim:
                     "a memory needs a non-empty 'text'", "say the one thing worth remembering"
                 )
             given = {k: v for k, v in value.items() if v is not None}
-            return cls(**{"source": None, "kind": "fact", **given})
+            return cls(**{"source": None, "kind": MemoryKind.FACT, **given})
 
     def data(self, now_iso: str) -> dict[str, Any]:
         """The JSON sealed into the vault for this claim."""
@@ -129,7 +129,7 @@ class Claim:
             out["discovered"] = self.discovered
         if self.expires:
             out["expires"] = self.expires
-        if self.kind == "opinion":
+        if self.kind is MemoryKind.OPINION:
             out["affirmed"] = now_iso
         if self.supersedes:
             out["supersedes"] = list(self.supersedes)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from affidavit.recall.claims import Claim
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.ranking import RecallIndex, params
 from affidavit.recall.ranking.channels import query_terms
 from affidavit.recall.wire import StoreStatus
@@ -100,7 +101,7 @@ def decide(
     """Duplicate, re-affirmation or opinion conflict among ``near`` (:func:`nearest`);
     ``None`` means store it. ``semantic``: the similarities are cosines, not word overlap."""
     near = [(sim, item) for sim, item in near if item.id not in (claim.supersedes or ())]
-    if claim.kind == "opinion":
+    if claim.kind is MemoryKind.OPINION:
         # An embedding barely tells "tabs over spaces" from "spaces over tabs": only a
         # word-for-word restatement re-affirms; anything else similar is a conflict.
         same = [item for _, item in near if same_wording(item.data["text"], claim.text)]
@@ -115,7 +116,7 @@ def decide(
         ]
         if same:
             return Decision(StoreStatus.DUPLICATE, (same[0],))
-    if claim.kind == "opinion" and claim.supersedes is None:
+    if claim.kind is MemoryKind.OPINION and claim.supersedes is None:
         bar = params.OPINION_CONFLICT_COSINE if semantic else params.OPINION_CONFLICT_JACCARD
         rivals = tuple(item for sim, item in near if sim >= bar)
         if rivals:
@@ -168,7 +169,7 @@ def worded_duplicate(claim: Claim, worded: dict[tuple[Any, ...], str]) -> str | 
     """The live fact that says ``claim`` word for word, in its place: the duplicate that
     :func:`decide` would find among the nearest (an opinion re-affirms instead, and a
     correction compares without what it supersedes, so both take the full path)."""
-    if claim.kind != "fact" or claim.supersedes:
+    if claim.kind is not MemoryKind.FACT or claim.supersedes:
         return None
     return worded.get((*_place(claim), *wording(claim.text)))
 
@@ -191,7 +192,7 @@ class BatchRepeats:
         """The index of an earlier kept claim that says what ``claim`` (at ``at``) says."""
         place = _place(claim)
         same = self._worded.get((place, *wording(claim.text)))
-        if same is not None or claim.kind == "opinion":
+        if same is not None or claim.kind is MemoryKind.OPINION:
             return same
         for j, other in self._contents.get((place, *_content(claim.text)), ()):
             if self._close(other, claim, j, at):

@@ -6,7 +6,8 @@ Why this shape:
   this module is what turns text into the model's input and its output into vectors.
 - One model per process (:func:`shared_embedder`): loading costs ~0.3 s and ~60 MB, and a
   second copy buys nothing. With ``AFFIDAVIT_EMBEDDER=shared`` (the default of ``affidavit
-  serve``) one model per user: the windows go to :mod:`.model_service` (ADR 0112).
+  serve`` and of the terminal's ``store`` and ``search``) one model per user: the windows go
+  to :mod:`.model_service` (ADR 0112, ADR 0167).
 - onnxruntime runs on one intra-op thread and never spin-waits: this runs on 2-core laptops
   and CI boxes next to other agents. Spinning threads were the costly part under load
   (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms). A search question

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypedDict
 from affidavit.core.errors import InputError, NotFoundError
 from affidavit.recall.claims import Claim
 from affidavit.recall.decide import decide, nearest
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.views import MemoryView
 from affidavit.recall.wire import StoreStatus
 
@@ -90,14 +91,14 @@ def conflicts(
     ``vector``: its first embedding window, or None (then word overlap decides, as a store
     without a model does).
     """
-    if item.data.get("kind") != "opinion" or item.data.get("superseded_by"):
+    if item.data.get("kind") != MemoryKind.OPINION or item.data.get("superseded_by"):
         return []
     try:  # the opinion as a store would see it (one written elsewhere may break the rules)
         claim = Claim(
             text=str(item.data.get("text", "")),
             source=str(item.data.get("source") or "memory"),
             namespace=item.namespace,
-            kind="opinion",
+            kind=MemoryKind.OPINION,
             thread=item.data.get("thread"),
             turn=item.data.get("turn"),
         )
@@ -132,7 +133,7 @@ def events(item: VaultItem, entries: list[AuditEntry]) -> list[HistoryEvent]:
             what = "stored"
         elif op == "update" and at in replaced_at:
             what = "marked superseded"
-        elif op == "update" and item.data.get("kind") == "opinion":
+        elif op == "update" and item.data.get("kind") == MemoryKind.OPINION:
             what = "re-affirmed"
         else:
             what = op

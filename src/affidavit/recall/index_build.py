@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from affidavit.recall.installed_packs import is_pack_namespace
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.onnx_model import DIM
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.ranking.channels import KeywordIndex
@@ -56,7 +57,7 @@ def entry_of(item: VaultItem) -> Entry:
         saved_at=item.saved_at,
         discovered=d.get("discovered"),
         importance=float(d.get("importance", 0.5)),
-        kind=str(d.get("kind", "fact")),
+        kind=MemoryKind.of(d.get("kind")),
         affirmed=d.get("affirmed"),
         authored=not d.get("imported", False),
         thread=d.get("thread"),

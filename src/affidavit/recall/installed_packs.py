@@ -130,7 +130,7 @@ def install(
     Raises the pack plane's PackRefused (the failed check and why) before anything is written;
     PackTrustRefused for a pack no trusted key signed, unless ``allow_unsigned``.
     """
-    from affidavit.packs import PackTrustRefused, verify_pack
+    from affidavit.packs import Check, PackTrustRefused, verify_pack
 
     verified = verify_pack(pack_dir, trust)
     chosen = check_name(name or verified.path.name, "pack name")
@@ -139,7 +139,7 @@ def install(
     report = verified.report
     if report.signature.status != SIGNED and not allow_unsigned:
         raise PackTrustRefused(
-            "trust",
+            Check.TRUST,
             f"{verified.path} is {report.signature.status}: no key this host trusts signed it, "
             "so its records would sit beside your memories on nobody's word",
             f"pin its signer (--trusted-fingerprint SHA256:... or --trusted-keys FILE), or "

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.core.errors import InputError, UsageError
 from affidavit.recall import claims
 from affidavit.recall.index_build import MEMORY
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.memory import (
     AUTO_EXPIRE_SETTING,
     AUTO_STORE_SETTING,
@@ -152,7 +153,7 @@ def apply_atomize(memory: Memory, plan: AtomizePlan) -> list[dict[str, Any]]:
             namespace=view["namespace"],
             tags=tuple(view["tags"]),
             importance=view["importance"],
-            kind="opinion" if view["kind"] == "opinion" else "fact",
+            kind=MemoryKind.of(view["kind"]),
             discovered=view["discovered"],
             supersedes=(plan.id,) if number == 0 else None,
         )

@@ -63,9 +63,9 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from affidavit.access import DEFAULT_CALLER, Access, default_namespace
+from affidavit.access import DEFAULT_CALLER, Access, Mode, default_namespace
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
 from affidavit.recall import claims, graph, history, index_build, lifecycle
@@ -100,6 +100,7 @@ from affidavit.recall.installed_packs import (
     is_pack_namespace,
     refuse_write,
 )
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.onnx_model import MODEL_FILE, MODEL_ID, trim_heap
 from affidavit.recall.ranking import Filters, RecallIndex
 from affidavit.recall.views import (
@@ -526,7 +527,7 @@ class Memory:
                 data: dict[str, Any] = {
                     "text": row["text"],
                     "source": source,
-                    "kind": "fact",
+                    "kind": MemoryKind.FACT,
                     "imported": True,
                     **structures[i],
                 }
@@ -804,9 +805,15 @@ class Memory:
             rows: list[NamespaceJSON] = []
             for name, (memories, relations) in sorted(counts.items()):
                 mode = grants.mode(self.caller, name)
-                if mode != "none":
+                if mode is not Mode.NONE:
+                    access: Literal["rw", "ro"] = "rw" if mode is Mode.RW else "ro"
                     rows.append(
-                        {"name": name, "memories": memories, "relations": relations, "access": mode}
+                        {
+                            "name": name,
+                            "memories": memories,
+                            "relations": relations,
+                            "access": access,
+                        }
                     )
             return {"caller": self.caller, "default_namespace": self.namespace, "namespaces": rows}
 
@@ -911,6 +918,6 @@ def _bound(value: str | None, name: str) -> str | None:
 
 
 def _kind(value: str | None) -> str | None:
-    if value is not None and value not in claims.KINDS:
-        raise InputError(f"kind must be one of {', '.join(claims.KINDS)}, not {value!r}")
+    if value is not None and value not in tuple(MemoryKind):
+        raise InputError(f"kind must be one of {', '.join(MemoryKind)}, not {value!r}")
     return value

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, UsageError
 from affidavit.recall.installed_packs import is_pack_namespace
+from affidavit.recall.kinds import MemoryKind
 
 if TYPE_CHECKING:
     from affidavit.recall.memory import Memory
@@ -108,7 +109,7 @@ def pack_source(memory: Memory, namespace: str) -> PackSource:
             "record_id": record_id,
             "role": "user",
             "topic": (view.get("tags") or [namespace])[0],
-            "category": view.get("kind", "fact"),
+            "category": view.get("kind", MemoryKind.FACT),
             "statement": text,
             "quotes": [{"message_id": number, "quote": text}],
         }

@@ -164,7 +164,7 @@ def test_locked_vault_is_503_with_the_way_to_unlock(setup: VaultSetup) -> None:
     [
         (["--http", "0.0.0.0:0"], "--allow-remote"),
         (["--http", "0.0.0.0:0", "--allow-remote"], "--tls-cert"),
-        (["--http", "127.0.0.1:0", "--tls-cert", "/nonexistent"], "go together"),
+        (["--http", "127.0.0.1:0", "--tls-cert", __file__], "go together"),
         (["--http", "nonsense"], "HOST:PORT"),
         (["--allow-remote"], "need --http"),
         (["--http", "127.0.0.1:0", "--caller", "bob"], "--caller does not apply"),

@@ -104,7 +104,7 @@ def test_grants_are_sealed_set_by_the_cli_and_apply_to_a_running_server(setup):
         assert listing.returncode == 0, listing.stderr
         assert '"scratch"' in listing.stdout and '"none"' in listing.stdout
         bad = run_cli(["grant", "scratch", "user", "write"], setup.home, env=setup.env())
-        assert bad.returncode == 2 and "rw, ro, none" in bad.stderr
+        assert bad.returncode == 2 and "'rw', 'ro', 'none'" in bad.stderr
         for file in setup.path.rglob("*"):  # nothing about grants is readable on disk
             if file.is_file():
                 data = file.read_bytes()

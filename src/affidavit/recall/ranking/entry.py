@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from affidavit.recall.kinds import MemoryKind
+
 
 @dataclass(slots=True)
 class Entry:
@@ -23,7 +25,7 @@ class Entry:
     saved_at: str = ""
     discovered: str | None = None
     importance: float = 0.5
-    kind: str = "fact"
+    kind: str = MemoryKind.FACT
     affirmed: str | None = None
     #: Saved by an agent (not imported): then its save day is a day it is known to be from.
     authored: bool = True

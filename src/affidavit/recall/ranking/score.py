@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from affidavit.recall import dates as named_dates
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.ranking import params
 from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex, query_terms
 from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts
@@ -49,7 +50,7 @@ class Scored(Protocol):
 def prior(importance: float, kind: str, affirmed: str | None, now: datetime) -> float:
     """The multiplicative prior: centred importance, plus the opinion recency bonus."""
     value = _importance_prior(importance)
-    if kind == "opinion" and affirmed:
+    if kind == MemoryKind.OPINION and affirmed:
         days = max(0.0, (now - _parse_time(affirmed)).total_seconds() / 86400.0)
         value += params.W_OPINION * 2.0 ** (-days / params.OPINION_HALF_LIFE_DAYS)
     return value
@@ -57,7 +58,7 @@ def prior(importance: float, kind: str, affirmed: str | None, now: datetime) -> 
 
 def prior_ceiling(importance: float, kind: str) -> float:
     """The largest :func:`prior` a memory can get: its opinion bonus at age 0."""
-    return _importance_prior(importance) + (params.W_OPINION if kind == "opinion" else 0.0)
+    return _importance_prior(importance) + (params.W_OPINION if kind == MemoryKind.OPINION else 0.0)
 
 
 def _importance_prior(importance: float) -> float:
