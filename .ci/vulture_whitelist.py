@@ -24,6 +24,7 @@ _.should_exit  # uvicorn's Server, which stops when it is set (console/server.py
 # Methods a framework calls on our subclasses.
 _.format_commands  # click.Group: writes the Commands section of --help (cli/lazy.py)
 _.convert  # click.ParamType: turns an argument into its value (cli/params.py)
+_.handleError  # logging.Handler: called when a record cannot be written (cli/logs.py)
 
 # Keys of JSON values (TypedDicts): read by whoever receives the JSON (--json, MCP clients).
 superseded_by  # recall/views.py, recall/wire.py
@@ -35,6 +36,8 @@ shredded
 removed
 relation_id  # recall/wire.py, and servers/memory/shapes.py (memory_unlink's argument)
 include_seeded  # servers/memory/shapes.py: Compartment's flag, accepted, ignored (ADR 199)
+duplicate  # recall/wire.py: Compartment's names on a store result (ADR 227)
+reaffirmed
 in_recall
 passed
 search_p50_ms

@@ -1,7 +1,7 @@
 """How the console reads audit entries: verdicts, approvals still waiting, pin changes.
 
 The entries are written by the real AuditLog in the shapes the proxy writes them
-(``proxy/intercept.py``); the browser tests cover the same through a real proxy.
+(``proxy/audit_entries.py``); the browser tests cover the same through a real proxy.
 """
 
 from __future__ import annotations

@@ -224,7 +224,8 @@ def test_the_writer_thread_completes_entries_in_order_and_flushes_on_demand(tmp_
 def test_a_call_nobody_verifies_is_audited_as_on_the_full_path(raw_proxy, tmp_path):
     """The quick lane (no verifier, no receipt, no policy question) writes the same entry the
     full way wrote: forwarded, unchecked by no verifier, arguments redacted and digested."""
-    from affidavit.proxy.audit import redacted_arguments
+    from affidavit.core.canonical import digest_json
+    from affidavit.proxy.audit_entries import Redacted
 
     proxy = raw_proxy()
     proxy.initialize()
@@ -236,7 +237,8 @@ def test_a_call_nobody_verifies_is_audited_as_on_the_full_path(raw_proxy, tmp_pa
     assert verify_log(path).ok
     entries = [json.loads(line)["body"] for line in path.read_text().splitlines()]
     assert len(entries) == 5
-    redacted, digest = redacted_arguments(arguments)
+    redacted = Redacted(arguments).value
+    digest = digest_json(redacted)
     for entry in entries:
         assert entry["kind"] == "call" and entry["tool"] == "echo"
         assert entry["outcome"] == "forwarded" and entry["verdict"] == "unchecked"
@@ -256,15 +258,15 @@ def test_a_call_nobody_verifies_is_audited_as_on_the_full_path(raw_proxy, tmp_pa
 def test_the_entry_of_an_unverified_call_is_what_redacting_its_receipt_gives():
     """The audit thread writes the fields of the no-verifier receipt without rescanning the
     proxy's own words; they must be exactly what the general redaction makes of them."""
-    from affidavit.proxy.intercept import _NO_VERIFIER_WHY, _no_verifier_fields
+    from affidavit.proxy.audit_entries import NO_VERIFIER_WHY, NotJudged, Redacted
     from affidavit.proxy.receipts import unchecked
 
     for tool in ("echo", "token=abc123secretvalue", "write_file"):
-        receipt = unchecked("none", tool, _NO_VERIFIER_WHY)
+        receipt = unchecked("none", tool, NO_VERIFIER_WHY)
         full = {
             "verdict": receipt.verdict.value,
             "verifier": receipt.verifier,
             "claim": redact(receipt.claim),
             "evidence": redact([e.as_dict() for e in receipt.evidence]),
         }
-        assert _no_verifier_fields(tool, receipt.evidence[0].when) == full
+        assert NotJudged(Redacted(tool), receipt.evidence[0].when).to_json() == full

@@ -64,7 +64,14 @@ def test_a_batch_keeps_two_different_facts(memory: Memory, first: str, second: s
 def test_the_same_fact_said_again_is_a_duplicate(memory: Memory, first: str, second: str) -> None:
     kept = memory.store(Claim(text=first, source="chat"))["id"]
     again = memory.store(Claim(text=second, source="chat"))
-    assert again == {"id": kept, "status": "duplicate", "namespace": "user", "superseded": []}
+    day = memory.get_memory(kept)["saved_at"][:10]  # the day it is dated by (ADR 0227)
+    assert again == {
+        "id": kept,
+        "status": "duplicate",
+        "namespace": "user",
+        "superseded": [],
+        "created": day,
+    }
 
 
 @pytest.mark.parametrize(("first", "second"), DIFFERENT)

@@ -9,6 +9,10 @@ quote stored data. Warnings and errors show by default, ``--quiet`` leaves only 
 libraries stay at warnings, because their debug records may quote what they carry (an MCP
 message with a passphrase in it) and a server's stderr often ends up in a client's log file.
 stdout is never written: it carries data, or the MCP protocol when the command is a server.
+
+A running proxy (:func:`route_proxy_diagnostics`) reports in its own voice instead: every
+record of the proxy plane, one ``affidavit proxy: ...`` line each, whatever the verbosity
+(receipts and refusals are what its user watches its stderr for), scrubbed of secrets.
 """
 
 from __future__ import annotations
@@ -41,6 +45,32 @@ class OneLine(logging.Formatter):
         if self.tracebacks and record.exc_info:
             return line + "\n" + self.formatException(record.exc_info)
         return line
+
+
+class ProxyLines(logging.StreamHandler):
+    """``affidavit proxy: message`` on stderr, with anything that looks like a secret scrubbed
+    (a backend's error text or a verifier's claim may quote one). A stderr that is gone
+    (the client closed it) drops the line silently: the proxy keeps relaying."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    def format(self, record: logging.LogRecord) -> str:
+        from affidavit.core.secret_text import scrub
+
+        return f"affidavit proxy: {scrub(record.getMessage())}"
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """Nothing: there is nowhere left to report a failed diagnostic line."""
+
+
+def route_proxy_diagnostics() -> None:
+    """Send the proxy plane's records (``affidavit.proxy.*``, info and up) to stderr in the
+    proxy's words, and only there."""
+    proxy = logging.getLogger("affidavit.proxy")
+    proxy.handlers[:] = [ProxyLines()]
+    proxy.setLevel(logging.INFO)
+    proxy.propagate = False
 
 
 def configure(verbosity: int) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from affidavit.cli import logs
 from affidavit.cli.output import print_json, warn
 from affidavit.cli.params import EXISTING, MANY, PATH, json_option
 from affidavit.core.errors import UsageError
@@ -258,6 +259,7 @@ def run(
         remember=_remember_into(memories) if memories is not None else None,
     )
     relay = Relay(backend)
+    logs.route_proxy_diagnostics()  # from here on the proxy speaks for itself on stderr
     beside = None
     if console:
         from affidavit.console import start_beside

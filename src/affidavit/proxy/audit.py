@@ -11,7 +11,9 @@ for the disk and a burst of calls takes the lock once.
 
 Arguments are stored redacted (:func:`redact`) so the log can back-test a new policy without
 holding secrets: the log is kept for good and served to the model as ``affidavit://audit``,
-so nothing secret may enter it.
+so nothing secret may enter it. The proxy writes frozen entry types whose fields hold only
+redacted values (:mod:`affidavit.proxy.audit_entries`); :data:`AuditEntry` is their JSON as
+readers (``proxy replay``, the console, ``check_receipt``) see it, in logs of any release.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
 from affidavit.core.atomic import SECRET_FILE_MODE, ensure_private_dir
-from affidavit.core.canonical import canonical_json, digest_json, sha256_hex
+from affidavit.core.canonical import canonical_json, sha256_hex
 from affidavit.core.errors import IntegrityError
 from affidavit.core.hashchain import (
     GENESIS,
@@ -90,13 +92,6 @@ def redact(value: Any, key: str = "") -> Any:
     return value
 
 
-def redacted_arguments(arguments: Mapping[str, Any]) -> tuple[Any, str]:
-    """A call's arguments as recorded: redacted, and the digest of that redacted form (never
-    of the secrets)."""
-    redacted = redact(arguments)
-    return redacted, digest_json(redacted)
-
-
 AuditEntry = TypedDict(
     "AuditEntry",
     {
@@ -126,9 +121,10 @@ AuditEntry = TypedDict(
     },
     total=False,
 )
-"""One entry of the audit log as the proxy writes it and ``proxy replay`` and the
-``affidavit://audit`` resource read it: the body of one chain link. Which fields an entry has
-depends on its ``kind``; every value is redacted before it is written (nothing secret)."""
+"""One entry of the audit log as ``proxy replay`` and the ``affidavit://audit`` resource read
+it: the body of one chain link. Which fields an entry has depends on its ``kind``; the proxy
+writes each kind from its own type in :mod:`affidavit.proxy.audit_entries`, whose fields hold
+only redacted values (nothing secret)."""
 
 
 @dataclass(frozen=True)

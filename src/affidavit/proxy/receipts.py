@@ -8,10 +8,14 @@ tool errors (policy denials, pin refusals). The receipt itself always travels in
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from affidavit.core.secret_text import scrub
 from affidavit.proxy.verifiers.base import Evidence, Receipt, Verdict
+
+logger = logging.getLogger(__name__)
 
 RECEIPT_META = "affidavit/receipt"
 REPLAYED_META = "affidavit/replayed"
@@ -25,6 +29,13 @@ def receipt_line(receipt: Receipt) -> str:
     if receipt.evidence:
         return head + " — " + "; ".join(e.observed for e in receipt.evidence)
     return head
+
+
+def log_receipt(receipt: Receipt) -> None:
+    """Report a verifier's receipt on the diagnostics log (scrubbed: a claim may quote a
+    secret); calls no verifier judged are not reported."""
+    if receipt.verifier != "none":
+        logger.info("%s", scrub(receipt_line(receipt)))
 
 
 def unchecked(verifier: str, claim: str, why: str) -> Receipt:

@@ -34,9 +34,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import secrets
 import signal
-import sys
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -45,6 +45,8 @@ from typing import Any, Protocol
 from affidavit.core import jsonrpc
 from affidavit.core.jsonrpc import IdKey, Kind, Peek
 from affidavit.proxy.hostio import HostIO
+
+logger = logging.getLogger(__name__)
 
 
 class Backend(Protocol):
@@ -77,13 +79,6 @@ class HostGone(Exception):
 
 HOST_GONE_GRACE = 5.0
 """Seconds the calls a departed host already sent get to be answered and audited."""
-
-
-def log(message: str) -> None:
-    """One diagnostic line on stderr (stdout is the protocol channel)."""
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"affidavit proxy: {message}\n")
-        sys.stderr.flush()
 
 
 class Quick(Protocol):
@@ -225,7 +220,9 @@ class Relay:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
-            log(f"internal error while handling a message ({type(exc).__name__}: {exc})")
+            logger.error(
+                "internal error while handling a message (%s: %s)", type(exc).__name__, exc
+            )
 
     # ----------------------------------------------------------------- sending
 
@@ -313,7 +310,12 @@ class Relay:
                 try:
                     handle(jsonrpc.peek(line), line)
                 except Exception as exc:  # a bug: reported, and the relay goes on
-                    log(f"internal error on a line from the {side} ({type(exc).__name__}: {exc})")
+                    logger.error(
+                        "internal error on a line from the %s (%s: %s)",
+                        side,
+                        type(exc).__name__,
+                        exc,
+                    )
         finally:
             if side == "backend":
                 with self._lock:
@@ -325,7 +327,7 @@ class Relay:
     def _from_host(self, peek: Peek, line: bytes) -> None:
         kind = peek.kind
         if kind is Kind.INVALID:
-            log(f"dropped a line from the host: {peek.reason}")
+            logger.warning("dropped a line from the host: %s", peek.reason)
         elif kind is Kind.AMBIGUOUS:
             self._refuse("host", peek, line)
         elif kind is Kind.RESPONSE:
@@ -344,7 +346,7 @@ class Relay:
         if pending is not None and pending.future is not None:
             self._soon(_settle, pending.future, line)
         elif self._is_own(peek.id):
-            log("dropped a late answer to a question the proxy had given up on")
+            logger.warning("dropped a late answer to a question the proxy had given up on")
         else:
             self._send_backend(line)
 
@@ -432,7 +434,7 @@ class Relay:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log(f"internal error on {request.method} ({type(exc).__name__}: {exc})")
+            logger.error("internal error on %s (%s: %s)", request.method, type(exc).__name__, exc)
             request.reply(
                 jsonrpc.error_response(
                     request.id, jsonrpc.INTERNAL_ERROR, f"affidavit proxy: internal error ({exc})"
@@ -501,7 +503,7 @@ class Relay:
     def _from_backend(self, peek: Peek, line: bytes) -> None:
         kind = peek.kind
         if kind is Kind.INVALID:
-            log(f"dropped a line from the backend: {peek.reason}")
+            logger.warning("dropped a line from the backend: %s", peek.reason)
         elif kind is Kind.AMBIGUOUS:
             self._refuse("backend", peek, line)
         elif kind is Kind.RESPONSE:
@@ -524,10 +526,10 @@ class Relay:
         pending = self._take(self._to_backend, key)
         if pending is None:
             if self._is_own(peek.id):
-                log("dropped a late answer to a question the proxy had given up on")
+                logger.warning("dropped a late answer to a question the proxy had given up on")
             else:  # never relayed: it could overtake the verified answer to the same id
                 reason = "a reply for no request in flight (a second answer, or one never asked)"
-                log(f"dropped a reply from the backend: {reason}")
+                logger.warning("dropped a reply from the backend: %s", reason)
                 self._report("backend", reason, (peek.id,), line)
             return False
         if pending.future is not None:
@@ -591,7 +593,7 @@ class Relay:
 
     def _refuse(self, side: str, peek: Peek, line: bytes) -> None:
         """An ambiguous line goes nowhere; whoever waits on one of its ids is told why."""
-        log(f"refused a line from the {side}: {peek.reason}")
+        logger.warning("refused a line from the %s: %s", side, peek.reason)
         self._report(side, peek.reason, tuple(i for ids, _ in peek.waiting for i in ids), line)
         text = (
             f"affidavit proxy: refused a message in which {peek.reason} (parsers disagree on "
@@ -717,7 +719,7 @@ class Relay:
         with self._lock:
             self._backend_gone = True
         await self.backend.close(grace=2.0)  # reap it, so its exit status can be reported
-        log(f"the backend {self.backend.exit_status()}")
+        logger.warning("the backend %s", self.backend.exit_status())
         self._fail_in_flight()
         await self._settle_held(3.0)  # let the interceptor answer the calls it was holding
         with self._lock:

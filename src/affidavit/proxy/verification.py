@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from affidavit.proxy.receipts import unchecked
-from affidavit.proxy.relay import log
 from affidavit.proxy.replay import Verified
 from affidavit.proxy.verifiers.base import CallContext, Receipt, Verifier
 
+logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -58,7 +59,8 @@ class VerifierRunner:
                 if verifier.applies(ctx):
                     return verifier
             except Exception as exc:
-                log(f"verifier {getattr(verifier, 'name', verifier)!r} failed in applies(): {exc}")
+                name = getattr(verifier, "name", verifier)
+                logger.warning("verifier %r failed in applies(): %s", name, exc)
         return None
 
     async def snapshot(self, verifier: Verifier, ctx: CallContext) -> tuple[bool, Any]:
@@ -66,7 +68,7 @@ class VerifierRunner:
         try:
             return True, await self._in_thread(verifier.snapshot, ctx)
         except Exception as exc:
-            log(f"verifier {verifier.name!r} could not take its snapshot ({exc!r})")
+            logger.warning("verifier %r could not take its snapshot (%r)", verifier.name, exc)
             return False, None
 
     async def verify(

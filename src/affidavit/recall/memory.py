@@ -416,7 +416,17 @@ class Memory:
             self._drain()
             self._sweep()
             self._drain()
-            return [r for r in results if r is not None]
+            done = [r for r in results if r is not None]
+            for outcome in done:
+                if outcome["id"] is not None:
+                    outcome["created"] = self._stamped_day(outcome["id"])
+            return done
+
+    def _stamped_day(self, item_id: str) -> str:
+        """The day a memory is dated by: the day its fact was learned (``discovered``) or,
+        without one, the day it was saved (Compartment's ``created``, ADR 0227)."""
+        item = self.vault.get(item_id)
+        return str(item.data.get("discovered") or item.saved_at[:10])
 
     def _embed(
         self, texts: list[str], progress: Callable[[str, int, int], None] | None = None

@@ -117,6 +117,7 @@ class StoreOutcome(TypedDict):
     superseded: list[str]
     conflicts: NotRequired[list[MemoryView]]
     hint: NotRequired[str]
+    created: NotRequired[str]  # the day the memory it names is dated by (not on conflict)
 
 
 class RecallStatus(TypedDict):
@@ -211,7 +212,7 @@ def search_json(page: SearchPage) -> SearchJSON:
 
 
 def memories_json(views: Sequence[MemoryView]) -> MemoriesJSON:
-    """A list of memories on the wire (``recent``), with the notice."""
+    """A list of memories on the wire (``recent``, in the order given), with the notice."""
     return {"results": [memory_json(view) for view in views], "notice": NOTICE}
 
 
@@ -259,9 +260,15 @@ def store_json(outcome: StoreOutcome) -> StoreJSON:
         "id": outcome["id"],
         "namespace": outcome["namespace"],
         "reason": _REASONS[status],
+        "duplicate": status is StoreStatus.DUPLICATE,
+        "reaffirmed": status is StoreStatus.REAFFIRMED,
     }
+    if "created" in outcome:
+        out["created"] = outcome["created"]
     if outcome.get("conflicts"):
-        out["existing"] = [memory_json(m) for m in outcome.get("conflicts", [])]
+        rivals = [memory_json(m) for m in outcome.get("conflicts", [])]
+        out["existing"] = rivals
+        out["conflicts"] = rivals  # Compartment's name for them
         out["notice"] = NOTICE  # recalled content, like any search result
     if outcome["superseded"]:
         out["superseded"] = list(outcome["superseded"])

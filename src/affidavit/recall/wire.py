@@ -99,7 +99,7 @@ class SearchJSON(TypedDict):
 
 
 class MemoriesJSON(TypedDict):
-    """Memories newest first."""
+    """Memories, newest first unless the call asked for oldest first."""
 
     results: list[MemoryJSON]
     notice: str
@@ -183,10 +183,21 @@ class StoreJSON(TypedDict):
     namespace: str
     """Where it was written (or would have been)."""
     reason: str
+    duplicate: bool
+    """true: 'id' is an existing memory that already says this; nothing was written (status
+    'duplicate', under Compartment's name)."""
+    reaffirmed: bool
+    """true: a live opinion was restated and its date refreshed (status 'reaffirmed', under
+    Compartment's name)."""
+    created: NotRequired[str]
+    """The day (YYYY-MM-DD) the memory named by 'id' is dated by: the day its fact was learned
+    if it says so, else the day it was saved (Compartment's name; absent on conflict)."""
     superseded: NotRequired[list[str]]
     """The memories it replaced."""
     existing: NotRequired[list[MemoryJSON]]
     """On conflict: the similar live opinions it would contradict."""
+    conflicts: NotRequired[list[MemoryJSON]]
+    """The same list as 'existing', under Compartment's name."""
     notice: NotRequired[str]
     """Present with 'existing': data, not orders."""
 

@@ -175,3 +175,28 @@ def test_an_installed_pack_is_searched_read_only_and_drops_out_when_edited(setup
     again = run_cli(["pack", "uninstall", "library"], setup.home, env=env)
     assert again.returncode != 0 and "no pack named 'library'" in again.stderr
     assert "Traceback" not in again.stderr
+
+
+def test_recent_is_newest_first_unless_the_call_asks_or_is_compartments(setup):
+    """Our callers keep newest first; ``order`` or Compartment's ``include_seeded`` turns the
+    same memories oldest first (ADR 0227)."""
+
+    async def scenario():
+        async with mcp_client(["serve"], setup.home, env=setup.env(**LIGHT)) as client:
+            ids = [
+                body(await client.call_tool("memory_store", {"text": text, "source": "chat"}))["id"]
+                for text in ("The kiln fires on Thursdays", "Ada owns the van", "Bo has a key")
+            ]
+
+            async def recent(**args):
+                got = body(await client.call_tool("memory_recent", {"limit": 2, **args}))
+                return [m["id"] for m in got["results"]]
+
+            assert await recent() == [ids[2], ids[1]]
+            assert await recent(order="oldest") == [ids[1], ids[2]]
+            assert await recent(include_seeded=False) == [ids[1], ids[2]]
+            assert await recent(include_seeded=True, order="newest") == [ids[2], ids[1]]
+            wrong = await client.call_tool("memory_recent", {"order": "random"})
+            assert "order" in error_text(wrong)
+
+    run(scenario)

@@ -377,7 +377,9 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
             "List recent memories",
             "List the newest memories, newest first, to see what was stored lately (e.g. at "
             "the start of a session, or to check a store worked). No relevance ranking: to "
-            "find memories about something use memory_search instead.",
+            "find memories about something use memory_search instead. order='oldest' lists "
+            "the same memories oldest first (Compartment's order, the default when "
+            "include_seeded is given).",
             input_object(
                 {
                     "limit": {
@@ -393,6 +395,13 @@ def catalogue(max_chars: int = 200) -> list[ToolSpec[Handler]]:
                         "default": False,
                         "description": "Compartment's switch for its seeded starter facts; "
                         "affidavit seeds none, so either value lists the same memories.",
+                    },
+                    "order": {
+                        "type": "string",
+                        "enum": ["newest", "oldest"],
+                        "maxLength": 6,
+                        "description": "newest (default) or oldest first; a call that gives "
+                        "include_seeded (Compartment's) gets oldest first unless it says.",
                     },
                 }
             ),

@@ -238,11 +238,17 @@ class MemoryTools:
         return self._call(run)
 
     def memory_recent(self, args: RecentArguments) -> wire.MemoriesJSON:
-        """Newest memories first, across readable namespaces (or the one named)."""
+        """The newest memories, across readable namespaces (or the one named): newest first,
+        or oldest first when asked (``order``) or when the call is Compartment's (it names
+        ``include_seeded``, which only Compartment's callers send; ADR 0227)."""
         limit, namespace = args.get("limit", 10), args.get("namespace")
-        return self._call(
-            lambda memory: recall.views.memories_json(memory.recent(limit, namespace))
-        )
+        order = args.get("order", "oldest" if "include_seeded" in args else "newest")
+
+        def run(memory: Memory) -> wire.MemoriesJSON:
+            views = memory.recent(limit, namespace)
+            return recall.views.memories_json(views[::-1] if order == "oldest" else views)
+
+        return self._call(run)
 
     def memory_forget(self, args: ForgetArguments) -> wire.ForgottenJSON:
         """Forget (or shred) one memory the caller may write."""

@@ -112,6 +112,7 @@ class RecentArguments(TypedDict, total=False):
     limit: int
     namespace: str
     include_seeded: bool
+    order: Literal["newest", "oldest"]
 
 
 class LinkArguments(TypedDict, total=False):
