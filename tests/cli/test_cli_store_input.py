@@ -124,7 +124,12 @@ def test_evidence_on_the_command_line_is_checked_and_shown_by_get(
         ["store", "The commit landed", "--source", "proxy", "--evidence", wrong], home, env=env
     )
     assert refused.returncode == 2 and "does not check" in _one_line(refused.stderr)
+    untrusted = run_cli(
+        ["store", "The commit landed", "--source", "proxy", "--evidence", receipt], home, env=env
+    )
+    assert untrusted.returncode == 2 and "proxy trust-log" in _one_line(untrusted.stderr)
     assert _recent(home, env) == []  # nothing stored with a false claim of proof
+    assert run_cli(["proxy", "trust-log", str(log)], home, env=env).returncode == 0
     stored = run_cli(
         ["store", "The commit landed", "--source", "proxy", "--evidence", receipt, "--json"],
         home,

@@ -34,6 +34,7 @@ def test_a_pack_from_a_vault_with_a_proven_memory_verifies_and_shows_its_proof(
         body = {"kind": "call", "tool": "git_commit", "verdict": "verified", "verifier": "git"}
         writer.append({**body, "claim": "committed 'add notes'", "evidence": [{"observed": "ok"}]})
         writer.close()
+        _ok(run_cli(["proxy", "trust-log", str(logs[name])], home, env=env))
     receipt = {"type": "receipt", "log": str(logs["kept"])}
     receipt["entry"] = json.loads(logs["kept"].read_text())["hash"]
     stale = {"type": "receipt", "log": str(logs["edited"])}

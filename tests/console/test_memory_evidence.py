@@ -21,7 +21,7 @@ from typing import Any
 from affidavit.packs import TrustOptions, sign_pack
 from affidavit.packs.build import build_pack
 from affidavit.proxy import AuditLog
-from affidavit.recall import Memory, PackCitation, ToolReceipt
+from affidavit.recall import Memory, PackCitation, ToolReceipt, trust_log
 from affidavit.recall.claims import Claim
 from affidavit.recall.installed_packs import install
 from tests.console.pages import TIMEOUT, open_console
@@ -58,6 +58,9 @@ def _vault(tmp_path: Path) -> tuple[Any, dict[str, str]]:
 
 
 def _store(vault: Any, text: str, *evidence: PackCitation | ToolReceipt) -> str:
+    for item in evidence:
+        if isinstance(item, ToolReceipt):
+            trust_log(vault, item.log)  # as `affidavit proxy trust-log` would
     memory = Memory(vault, embedder=None)
     return str(memory.store(Claim(text, "test", evidence=evidence))["id"])
 

@@ -14,16 +14,18 @@ import pytest
 from affidavit.core.errors import InputError, LockedError
 from affidavit.intake import CallClaim, CallMemories, accept, candidates, remember_call
 from affidavit.proxy import AuditLog
-from affidavit.recall import AUTO_STORE_SETTING, Memory, ToolReceipt
+from affidavit.recall import AUTO_STORE_SETTING, Memory, ToolReceipt, trust_log
 
 
 @pytest.fixture
-def claim(tmp_path: Path) -> CallClaim:
-    """A verified commit's claim, and its receipt in a real proxy audit log."""
+def claim(vault, tmp_path: Path) -> CallClaim:
+    """A verified commit's claim, and its receipt in a real proxy audit log that the vault
+    trusts (as ``proxy run --remember`` registers it)."""
     log = tmp_path / "audit" / "audit.jsonl"
     writer = AuditLog(log, session="s1")
     writer.append({"kind": "call", "tool": "git_commit", "verdict": "verified", "claim": "c"})
     writer.close()
+    trust_log(vault, log)
     receipt = ToolReceipt(str(log), json.loads(log.read_text())["hash"])
     return CallClaim("commit 138ce5c on main adds 'add notes'", "affidavit proxy", receipt)
 
@@ -85,7 +87,7 @@ def test_the_queue_says_a_locked_vault_once_and_never_raises(claim: CallClaim) -
     def locked() -> Memory:
         raise LockedError("the vault is locked", "run `affidavit unlock`")
 
-    memories = CallMemories("team", locked, said.append)
+    memories = CallMemories("team", Path(claim.receipt.log), locked, said.append)
     for _ in range(3):
         memories.put(claim)
     memories.close()

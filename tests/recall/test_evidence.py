@@ -18,7 +18,7 @@ import pytest
 from affidavit.core.errors import InputError
 from affidavit.packs import TrustOptions, sign_pack
 from affidavit.proxy import AuditLog, check_receipt
-from affidavit.recall import Memory
+from affidavit.recall import Memory, trust_log
 from affidavit.recall.claims import Claim
 from affidavit.recall.evidence import (
     Evidence,
@@ -29,6 +29,7 @@ from affidavit.recall.evidence import (
     parse_evidence,
 )
 from affidavit.recall.installed_packs import install, uninstall
+from affidavit.recall.receipt_logs import trusted_logs
 from tests.packs._build_fixtures import build_sample
 from tests.packs.conftest import make_key
 
@@ -51,7 +52,8 @@ class _Judge:
         self.memory.packs.sync(self.memory.index)
 
     def judge(self, items: list[Evidence]) -> EvidenceCheck:
-        return self.memory.judge.judge(items, self.memory.packs)
+        trusted = trusted_logs(self.memory.vault)
+        return self.memory.judge.judge(items, self.memory.packs, trusted)
 
 
 @pytest.fixture
@@ -95,6 +97,7 @@ def test_swapped_entries_break_the_chain(log: Path) -> None:
 
 
 def test_the_judge_sees_a_log_edited_after_it_said_proven(vault, log: Path) -> None:
+    trust_log(vault, log)  # as `affidavit proxy trust-log` would
     judge = _Judge(vault)
     receipt = ToolReceipt(str(log), _hashes(log)[0])
     assert judge.judge([receipt]).status is EvidenceStatus.PROVEN
@@ -194,6 +197,7 @@ def test_evidence_round_trips_through_its_wire_form() -> None:
 def test_evidence_that_does_not_check_refuses_the_whole_batch(vault, signed, log: Path) -> None:
     pack, fingerprint = signed
     install(vault, pack, TrustOptions(trusted_fingerprints=(fingerprint,)), "library")
+    trust_log(vault, log)
     memory = Memory(vault, embedder=None)
     good = Claim(
         "Commit 1 made it to main", "the proxy", evidence=(ToolReceipt(str(log), _hashes(log)[0]),)

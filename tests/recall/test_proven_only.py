@@ -7,23 +7,25 @@ import json
 from pathlib import Path
 
 from affidavit.proxy import AuditLog
-from affidavit.recall import Memory
+from affidavit.recall import Memory, trust_log
 from affidavit.recall.claims import Claim
 from affidavit.recall.evidence import ToolReceipt
 
 
-def _verified_log(path: Path) -> ToolReceipt:
-    """A proxy audit log holding one verified commit, and that entry's receipt."""
+def _verified_log(vault, path: Path) -> ToolReceipt:
+    """A proxy audit log holding one verified commit, registered as trusted (as `affidavit
+    proxy trust-log` does), and that entry's receipt."""
     writer = AuditLog(path, session="s1")
     writer.append({"kind": "call", "tool": "git_commit", "verdict": "verified", "claim": "c"})
     writer.close()
+    trust_log(vault, path)
     return ToolReceipt(str(path), json.loads(path.read_text())["hash"])
 
 
 def test_proven_only_keeps_memories_whose_proof_holds_now(vault, tmp_path: Path) -> None:
     memory = Memory(vault, embedder=None)
-    kept = _verified_log(tmp_path / "kept" / "audit.jsonl")
-    edited = _verified_log(tmp_path / "edited" / "audit.jsonl")
+    kept = _verified_log(vault, tmp_path / "kept" / "audit.jsonl")
+    edited = _verified_log(vault, tmp_path / "edited" / "audit.jsonl")
     said = memory.store(Claim("The deploy branch is release", "chat"))["id"]
     proven = memory.store(Claim("The deploy branch is main", "proxy", evidence=(kept,)))["id"]
     later = memory.store(Claim("The deploy branch is staging", "proxy", evidence=(edited,)))["id"]

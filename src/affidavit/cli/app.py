@@ -107,6 +107,7 @@ proxy = LazyGroup(
         "run": "affidavit.cli.proxy:run",
         "replay": "affidavit.cli.proxy:replay",
         "trust-tools": "affidavit.cli.proxy:trust_tools",
+        "trust-log": "affidavit.cli.proxy:trust_log",
         "wrap": f"{_INTEGRATE}:wrap",
         "unwrap": f"{_INTEGRATE}:unwrap",
     },

@@ -1,4 +1,5 @@
-"""``affidavit proxy run`` (the verifying MCP proxy), ``proxy trust-tools`` and ``proxy replay``.
+"""``affidavit proxy run`` (the verifying MCP proxy), ``proxy trust-tools``, ``proxy trust-log``
+and ``proxy replay``.
 
 Everything after ``--`` is the backend command; :class:`_BackendCommand` splits it off before
 option parsing so backend flags never collide with ours. ``affidavit proxy [OPTIONS] -- CMD``
@@ -240,7 +241,7 @@ def run(
         offline.allow([otel_endpoint.rsplit(":", 1)[0].strip("[]")])
     log_path = Path(os.path.normpath((audit_log or default_log_path()).expanduser().absolute()))
     AuditLog(log_path, session="").check_writable()
-    memories = _call_memories(remember) if remember is not None else None
+    memories = _call_memories(remember, log_path) if remember is not None else None
     options = ProxyOptions(
         audit_log=log_path,
         roots=validate_cli_roots(list(root)),
@@ -277,14 +278,15 @@ def run(
     ctx.exit(code)
 
 
-def _call_memories(namespace: str) -> CallMemories:
-    """``--remember NAMESPACE``: the queue each verified change goes to (docs/evidence.md)."""
+def _call_memories(namespace: str, log: Path) -> CallMemories:
+    """``--remember NAMESPACE``: the queue each verified change goes to (docs/evidence.md);
+    it registers ``log`` as a receipt log the vault trusts when it opens the vault."""
     from affidavit.access import check_name
     from affidavit.cli.opening import open_memory_unasked
     from affidavit.intake import CallMemories
 
     check_name(namespace, "--remember")
-    return CallMemories(namespace, open_memory_unasked, warn)
+    return CallMemories(namespace, log, open_memory_unasked, warn)
 
 
 def _remember_into(memories: CallMemories) -> Callable[[VerifiedChange], None]:
@@ -320,6 +322,43 @@ def trust_tools(audit_log: Path | None, tool: tuple[str, ...], backend: str | No
             markup=False,
         )
         stdout.print(f"  its description now reads: {change.description!r}", markup=False)
+
+
+@click.command("trust-log")
+@click.argument("path", type=PATH, required=False, help="A proxy audit log (--audit-log).")
+@click.option("--remove", is_flag=True, help="Stop trusting PATH's receipts.")
+@click.option("--list", "list_", is_flag=True, help="Show the trusted logs instead.")
+@json_option
+def trust_log(path: Path | None, remove: bool, list_: bool, as_json: bool) -> None:
+    """Trust the receipts of the proxy audit log at PATH as memory evidence.
+
+    A memory's receipt proves something only when its log is the proxy's default log or one
+    registered here (sealed in the vault; `proxy run --remember` registers its own log).
+    --remove takes PATH off again: memories resting on it then show as stale.
+    """
+    from affidavit.cli.opening import open_vault
+    from affidavit.cli.output import stdout
+    from affidavit.recall import registered_logs, trust_log, untrust_log
+    from affidavit.recall.receipt_logs import default_log
+
+    if list_ == (path is not None):
+        raise UsageError("pass PATH (with --remove to stop trusting it), or --list")
+    line = ""
+    with open_vault() as vault:
+        if path is not None and remove:
+            line = f"no longer trusted: {untrust_log(vault, path)}"
+        elif path is not None:
+            key, new = trust_log(vault, path)
+            line = f"{'trusted' if new else 'already trusted'}: {key}"
+        registered = registered_logs(vault)
+    if as_json:
+        print_json({"default": default_log(), "registered": list(registered)})
+    elif line:
+        stdout.print(line, markup=False)
+    else:
+        stdout.print(f"{default_log()} (the default log)", markup=False)
+        for log in registered:
+            stdout.print(log, markup=False)
 
 
 @click.command("replay")

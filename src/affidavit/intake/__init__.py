@@ -24,7 +24,7 @@ Public API (every name is loaded on first use)::
     read_plan(Format, path, max_chars) -> Plan(format, notes: [Note], skipped: [Skip])
     store_plan(memory, plan, namespace=None, progress=None) -> Stored
     extract(text, max_chars) -> [Extracted(text, category: Category)]
-    CallMemories(namespace, open_memory, say).put(CallClaim(text, source, receipt))
+    CallMemories(namespace, log, open_memory, say).put(CallClaim(text, source, receipt))
         verified tool calls remembered off the proxy's path (``proxy run --remember``):
         remember_call(memory, namespace, claim) stores it (auto_store) or queues it for review
 """

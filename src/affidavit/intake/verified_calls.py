@@ -7,6 +7,9 @@ entry that proves it. With the vault's ``auto_store`` setting off (the default) 
 with ``auto_store`` on it is stored in that namespace at once, with the receipt as its
 evidence, through the ordinary store path (its duplicate rule, and the receipt checked).
 
+When it opens the vault it registers the proxy's own audit log as one whose receipts the vault
+trusts (:mod:`affidavit.recall.receipt_logs`, ADR 0224): it holds the vault key, so it may.
+
 The proxy's job is forwarding: this runs on its own thread, after the call's reply went out,
 and nothing here can fail the proxy. The vault is opened the way every command opens it (an
 unlock session, or ``AFFIDAVIT_PASSPHRASE``), never by asking: the proxy's stdin is the MCP
@@ -20,6 +23,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from affidavit.core.errors import AffidavitError, LockedError
@@ -74,14 +78,20 @@ def remember_call(memory: Memory, namespace: str, claim: CallClaim) -> str:
 class CallMemories:
     """Remembers verified calls on one background thread; :meth:`put` never blocks.
 
-    ``open_memory`` opens the vault when first needed (again after it was locked); ``say``
-    writes one line to the user (stderr). Each problem is said once, not once per call.
+    ``open_memory`` opens the vault when first needed (again after it was locked), and the
+    proxy's audit ``log`` is then registered as trusted; ``say`` writes one line to the user
+    (stderr). Each problem is said once, not once per call.
     """
 
     def __init__(
-        self, namespace: str, open_memory: Callable[[], Memory], say: Callable[[str], None]
+        self,
+        namespace: str,
+        log: Path,
+        open_memory: Callable[[], Memory],
+        say: Callable[[str], None],
     ) -> None:
         self.namespace = namespace
+        self._log = log
         self._open = open_memory
         self._say = say
         self._said: set[str] = set()
@@ -111,7 +121,7 @@ class CallMemories:
         if self._memory is not None:
             return self._memory
         try:
-            self._memory = self._open()
+            self._memory = self._trusting(self._open())
         except LockedError:
             self._once(
                 "locked",
@@ -124,6 +134,17 @@ class CallMemories:
             return None
         self._said.discard("locked")
         return self._memory
+
+    def _trusting(self, memory: Memory) -> Memory:
+        """``memory`` once the proxy's log is registered in its vault (closed if that fails)."""
+        from affidavit.recall import trust_log
+
+        try:
+            trust_log(memory.vault, self._log)
+        except BaseException:
+            memory.vault.close()
+            raise
+        return memory
 
     def _remember(self, claim: CallClaim) -> None:
         memory = self._open_vault()

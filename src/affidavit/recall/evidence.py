@@ -6,9 +6,12 @@ judged VERIFIED). Each item is checked when the memory is stored; a memory whose
 does not check is refused, never stored with a false claim of proof. On every read the
 items are judged again and the memory is ``proven`` (every item still holds), ``stale``
 (one no longer does: the pack was revoked, changed or uninstalled, the log was cut or
-edited) or ``unproven`` (no evidence). The memory plane reads packs through its own
+edited, or it is not a log the vault trusts) or ``unproven`` (no evidence). The memory
+plane reads packs through its own
 :class:`~affidavit.recall.installed_packs.PackShelf` (verified by ``packs.verify_pack``) and
-receipts only through :func:`affidavit.proxy.check_receipt` (docs/evidence.md, ADR 0220).
+receipts only through :func:`affidavit.proxy.check_receipt` (docs/evidence.md, ADR 0220),
+and only from the logs the vault trusts (:mod:`.receipt_logs`, ADR 0224): the chain holds no
+secret, so a log anyone could write proves nothing.
 
 Judging is cheap on the hot path: the shelf is already synced before a read (stat calls),
 and a log's reading is kept until the log's size, times or inode change.
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from affidavit.core.errors import InputError
 from affidavit.core.file_state import FileState, file_state
+from affidavit.recall.receipt_logs import untrusted_problem
 
 if TYPE_CHECKING:
     from affidavit.proxy import ReceiptBook
@@ -155,12 +159,21 @@ class EvidenceJudge:
         self._logs: dict[str, tuple[FileState | None, ReceiptBook]] = {}
 
     def problem(
-        self, item: Evidence, shelf: CitedPacks, states: dict[str, FileState | None] | None = None
+        self,
+        item: Evidence,
+        shelf: CitedPacks,
+        trusted: frozenset[str],
+        states: dict[str, FileState | None] | None = None,
     ) -> str:
-        """Why ``item`` does not prove anything now; empty when it does. ``states``: the logs'
-        file states already taken in this pass (one stat per log when judging many)."""
+        """Why ``item`` does not prove anything now; empty when it does. ``trusted``: the
+        receipt logs the vault trusts (:mod:`.receipt_logs`; a receipt of any other log is
+        not even read). ``states``: the logs' file states already taken in this pass (one
+        stat per log when judging many)."""
         if isinstance(item, PackCitation):
             return shelf.citation_problem(item.pack, item.signer, item.record, item.quote)
+        untrusted = untrusted_problem(item.log, trusted)
+        if untrusted:
+            return untrusted
         if states is None:
             state = file_state(item.log)
         elif item.log in states:
@@ -185,21 +198,30 @@ class EvidenceJudge:
         self,
         items: Sequence[Evidence],
         shelf: CitedPacks,
+        trusted: frozenset[str],
         states: dict[str, FileState | None] | None = None,
     ) -> EvidenceCheck:
         """``proven`` when every item holds, ``stale`` with the reasons when one does not
-        (``states``: as :meth:`problem` takes it)."""
+        (``trusted``, ``states``: as :meth:`problem` takes them)."""
         if not items:
             return UNPROVEN
-        reasons = tuple(reason for item in items if (reason := self.problem(item, shelf, states)))
+        reasons = tuple(
+            reason for item in items if (reason := self.problem(item, shelf, trusted, states))
+        )
         if reasons:
             return EvidenceCheck(EvidenceStatus.STALE, reasons)
         return EvidenceCheck(EvidenceStatus.PROVEN)
 
-    def require(self, items: Sequence[Evidence], shelf: CitedPacks, where: str = "") -> None:
+    def require(
+        self,
+        items: Sequence[Evidence],
+        shelf: CitedPacks,
+        trusted: frozenset[str],
+        where: str = "",
+    ) -> None:
         """At store time: InputError naming the first item that does not check."""
         for i, item in enumerate(items):
-            reason = self.problem(item, shelf)
+            reason = self.problem(item, shelf, trusted)
             if reason:
                 raise InputError(
                     f"{where}evidence[{i}] does not check: {reason}",

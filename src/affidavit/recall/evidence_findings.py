@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.core.errors import AffidavitError
 from affidavit.core.wording import counted
 from affidavit.recall.evidence import Evidence, PackCitation, ToolReceipt
+from affidavit.recall.receipt_logs import untrusted_problem
 
 if TYPE_CHECKING:
     from affidavit.recall.installed_packs import PackShelf
@@ -76,18 +77,26 @@ def _citation(citation: PackCitation, shelf: PackShelf) -> CitationFinding:
     return CitationFinding(citation, problem, text)
 
 
-def _receipt(receipt: ToolReceipt) -> ReceiptFinding:
+def _receipt(receipt: ToolReceipt, trusted: frozenset[str]) -> ReceiptFinding:
+    """A receipt of a log the vault does not trust shows no call: whoever wrote the log may
+    have made the call up (ADR 0224)."""
     from affidavit.proxy import check_receipt
 
     log = Path(receipt.log)
-    check = check_receipt(log, receipt.entry)
     holds, chain = chain_state(log)
+    untrusted = untrusted_problem(receipt.log, trusted)
+    if untrusted:
+        return ReceiptFinding(receipt, untrusted, None, holds, chain)
+    check = check_receipt(log, receipt.entry)
     return ReceiptFinding(receipt, check.reason, check.entry, holds, chain)
 
 
-def findings(items: Sequence[Evidence], shelf: PackShelf) -> tuple[Finding, ...]:
-    """Each item judged now with what shows it (the shelf synced by the caller)."""
+def findings(
+    items: Sequence[Evidence], shelf: PackShelf, trusted: frozenset[str]
+) -> tuple[Finding, ...]:
+    """Each item judged now with what shows it (the shelf synced by the caller; ``trusted``:
+    the receipt logs the vault trusts)."""
     return tuple(
-        _citation(item, shelf) if isinstance(item, PackCitation) else _receipt(item)
+        _citation(item, shelf) if isinstance(item, PackCitation) else _receipt(item, trusted)
         for item in items
     )

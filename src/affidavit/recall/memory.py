@@ -105,6 +105,7 @@ from affidavit.recall.installed_packs import (
 from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.onnx_model import MODEL_FILE, MODEL_ID, trim_heap
 from affidavit.recall.ranking import Filters, RecallIndex
+from affidavit.recall.receipt_logs import trusted_logs
 from affidavit.recall.views import (
     NOTICE,
     LinkOutcome,
@@ -278,11 +279,12 @@ class Memory:
         self.packs.sync(self.index)
         holds: dict[tuple[Evidence, ...], bool] = {}
         states: dict[str, FileState | None] = {}
+        trusted = trusted_logs(self.vault)
         proven = []
         for item_id, items in self._evidenced.items():
             verdict = holds.get(items)
             if verdict is None:
-                status = self.judge.judge(items, self.packs, states).status
+                status = self.judge.judge(items, self.packs, trusted, states).status
                 verdict = holds[items] = status is EvidenceStatus.PROVEN
             if verdict:
                 proven.append(item_id)
@@ -314,7 +316,8 @@ class Memory:
             items = parse_evidence(sealed)
             if any(isinstance(it, PackCitation) for it in items):
                 self.packs.sync(self.index)  # stat calls: a pack changed since is seen now
-            view["evidence"] = evidence_json(sealed, self.judge.judge(items, self.packs))
+            check = self.judge.judge(items, self.packs, trusted_logs(self.vault))
+            view["evidence"] = evidence_json(sealed, check)
         return view
 
     # -- storing ---------------------------------------------------------------------------
@@ -443,9 +446,10 @@ class Memory:
         if not any(claim.evidence for claim in proposed):
             return
         self.packs.sync(self.index)
+        trusted = trusted_logs(self.vault)
         for i, claim in enumerate(proposed):
             where = f"item {i}: " if len(proposed) > 1 else ""
-            self.judge.require(claim.evidence, self.packs, where)
+            self.judge.require(claim.evidence, self.packs, trusted, where)
 
     def _namespace(self, claim: claims.Claim | graph.Link) -> str:
         """Where ``claim`` (or a link) is written: the namespace it names, else the caller's."""
@@ -653,7 +657,7 @@ class Memory:
             items = parse_evidence(self._readable(item_id, MEMORY).data.get("evidence"))
             if any(isinstance(item, PackCitation) for item in items):
                 self.packs.sync(self.index)
-            return findings(items, self.packs)
+            return findings(items, self.packs, trusted_logs(self.vault))
 
     def history(self, item_id: str) -> MemoryHistory:
         """A memory with what it replaced and what replaced it, the live opinions it conflicts

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from tests.servers.memory.conftest import LIGHT, VaultSetup, body, error_text, run
-from tests.support import GIT_IDENTITY, mcp_client
+from tests.support import GIT_IDENTITY, mcp_client, run_cli
 
 
 def _entries(log: Path) -> list[dict]:
@@ -42,6 +42,8 @@ def test_a_verified_commit_proves_a_memory_until_the_audit_log_is_edited(
     calls = [e for e in _entries(log) if e["body"].get("tool") == "git_commit"]
     assert [e["body"]["verdict"] for e in calls] == ["verified"]
     receipt = {"type": "receipt", "log": str(log), "entry": calls[0]["hash"]}
+    trusted = run_cli(["proxy", "trust-log", str(log)], setup.home, env=env)  # as a user does
+    assert trusted.returncode == 0 and f"trusted: {log}" in trusted.stdout, trusted.stderr
 
     async def remember_and_recall() -> None:
         async with mcp_client(["serve"], setup.home, env=env) as memory:

@@ -83,6 +83,8 @@ def test_a_verified_commit_waits_in_review_with_its_receipt_and_accepting_proves
     ).stdout.strip()
     assert commit["text"] == f"commit {sha} on main adds 'add notes'"
     assert commit["evidence"] == [receipt] and commit["namespace"] == "team"
+    trusted = _cli(setup, env, "proxy", "trust-log", "--list", "--json")
+    assert trusted["registered"] == [str(log)]  # --remember registered its own log
     assert commit["category"] == "verified-call" and "git_commit" in commit["source"]
     assert any(c["text"].startswith("file ") and "n0.md was written" in c["text"] for c in waiting)
     assert _cli(setup, env, "search", "notes", "--json")["results"] == []  # quarantined
