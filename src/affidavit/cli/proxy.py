@@ -338,8 +338,7 @@ def trust_log(path: Path | None, remove: bool, list_: bool, as_json: bool) -> No
     """
     from affidavit.cli.opening import open_vault
     from affidavit.cli.output import stdout
-    from affidavit.recall import registered_logs, trust_log, untrust_log
-    from affidavit.recall.receipt_logs import default_log
+    from affidavit.recall import default_receipt_log, registered_logs, trust_log, untrust_log
 
     if list_ == (path is not None):
         raise UsageError("pass PATH (with --remove to stop trusting it), or --list")
@@ -352,11 +351,11 @@ def trust_log(path: Path | None, remove: bool, list_: bool, as_json: bool) -> No
             line = f"{'trusted' if new else 'already trusted'}: {key}"
         registered = registered_logs(vault)
     if as_json:
-        print_json({"default": default_log(), "registered": list(registered)})
+        print_json({"default": default_receipt_log(), "registered": list(registered)})
     elif line:
         stdout.print(line, markup=False)
     else:
-        stdout.print(f"{default_log()} (the default log)", markup=False)
+        stdout.print(f"{default_receipt_log()} (the default log)", markup=False)
         for log in registered:
             stdout.print(log, markup=False)
 

@@ -20,7 +20,8 @@ Public API (every name is loaded on first use)::
                             read (:mod:`.evidence`, docs/evidence.md)
     trust_log(vault, path), untrust_log(vault, path), registered_logs(vault)   the proxy
                             audit logs whose receipts the vault trusts besides the default
-                            log (sealed setting evidence.receipt_logs, ADR 0224)
+                            log, default_receipt_log() (sealed setting evidence.receipt_logs,
+                            ADR 0224)
     CitationFinding, ReceiptFinding   what Memory.evidence_findings(id) returns: each item
                             judged now with the record text or the recorded call that shows it
     AUTO_STORE_SETTING      the sealed setting that stores unreviewed claims directly
@@ -79,7 +80,12 @@ if TYPE_CHECKING:
     from affidavit.recall.memory import AUTO_STORE_SETTING, Memory, embed_missing
     from affidavit.recall.pack_source import pack_source
     from affidavit.recall.ranking import ScoreParts
-    from affidavit.recall.receipt_logs import registered_logs, trust_log, untrust_log
+    from affidavit.recall.receipt_logs import (
+        default_receipt_log,
+        registered_logs,
+        trust_log,
+        untrust_log,
+    )
     from affidavit.recall.selftest import run_selftest
     from affidavit.recall.views import (
         NOTICE,
@@ -124,6 +130,7 @@ __all__ = [
     "availability",
     "bench",
     "check_claim",
+    "default_receipt_log",
     "embed_missing",
     "installed_packs",
     "maintenance",

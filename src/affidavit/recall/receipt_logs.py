@@ -36,7 +36,7 @@ def log_key(path: str | Path) -> str:
     return os.path.normpath(Path(path).expanduser().absolute())
 
 
-def default_log() -> str:
+def default_receipt_log() -> str:
     """The proxy's default audit log, trusted without being registered."""
     from affidavit.proxy import default_log_path
 
@@ -53,7 +53,7 @@ def registered_logs(vault: Settings) -> tuple[str, ...]:
 
 def trusted_logs(vault: Settings) -> frozenset[str]:
     """Every log whose receipts ``vault`` trusts now: the default log and the registered."""
-    return frozenset((default_log(), *registered_logs(vault)))
+    return frozenset((default_receipt_log(), *registered_logs(vault)))
 
 
 def untrusted_problem(log: str, trusted: frozenset[str]) -> str:
@@ -72,7 +72,7 @@ def trust_log(vault: Settings, path: str | Path) -> tuple[str, bool]:
     The vault is written only when the list changes (the proxy registers at every start)."""
     key = log_key(path)
     known = registered_logs(vault)
-    if key == default_log() or key in known:
+    if key == default_receipt_log() or key in known:
         return key, False
     vault.set_setting(RECEIPT_LOGS_SETTING, sorted((*known, key)))
     return key, True
@@ -82,7 +82,7 @@ def untrust_log(vault: Settings, path: str | Path) -> str:
     """Take ``path`` off the trusted list; its normal form. InputError when it is not on the
     list (the default log cannot be taken off: it is where the proxy writes unasked)."""
     key = log_key(path)
-    if key == default_log():
+    if key == default_receipt_log():
         raise InputError(
             f"{key} is the proxy's default audit log: it is always trusted",
             "move the proxy to another --audit-log if you do not want its receipts trusted",
