@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
+from affidavit import exports
 from affidavit.access import Mode
 from affidavit.cli.intake import import_
 from affidavit.cli.memory_server import grant
@@ -41,6 +42,10 @@ def test_cli_choices_are_the_enum_values(
     command: click.Command, name: str, enum: type[object]
 ) -> None:
     assert _choices(command, name) == [m.value for m in enum]  # type: ignore[attr-defined]
+
+
+def test_the_chat_export_formats_are_the_export_readers_own() -> None:
+    assert {Format.CHATGPT.value, Format.CLAUDE.value} == set(exports.FORMATS)
 
 
 def _kind_enums(schema: object) -> list[object]:

@@ -286,6 +286,8 @@ def test_a_call_held_for_approval_is_answered_when_the_backend_dies(raw_proxy, t
     [
         (["--verifier", "no_such_module_xyz:V", "--", "true"], "cannot be loaded"),
         (["--verifier", "json:dumps", "--", "true"], "is not a verifier"),
+        # a missing --root is exit 3 "does not exist" (tests/cli/test_cli_polish.py)
+        (["--root", __file__, "--", "true"], f"--root {__file__} is not a directory"),
         (["--verify-timeout", "0", "--", "true"], "--verify-timeout must be positive"),
         (["--backend-url", "http://127.0.0.1:1/mcp", "--", "true"], "not both"),
     ],

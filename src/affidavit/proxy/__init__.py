@@ -26,7 +26,8 @@ relay or an HTTP client)::
     read_entries(path) -> [AuditEntry] (a broken chain is refused), verify_log(path) -> LogReport
         (a verimcp log is read as well, and reported as not chained)
     check_receipt(path, entry_hash) -> ReceiptCheck   whether an entry of an intact chain
-        still proves a VERIFIED call (a memory's evidence)
+        still proves a VERIFIED call (a memory's evidence); read_receipts(path) -> ReceiptBook
+        reads and verifies the log once, .check(entry_hash) for each of its receipts
     LogFollower(path).poll() -> LogUpdate   the entries appended since the last poll (the
         console's live feed), each link verified as it is read
     backtest(entries, policy) -> Backtest   which recorded calls a new policy would decide
@@ -44,10 +45,12 @@ if TYPE_CHECKING:
         LogFollower,
         LogReport,
         LogUpdate,
+        ReceiptBook,
         ReceiptCheck,
         check_receipt,
         default_log_path,
         read_entries,
+        read_receipts,
         verify_log,
     )
     from affidavit.proxy.backend_http import HttpBackend, validate_url
@@ -77,6 +80,7 @@ __all__ = [
     "LogUpdate",
     "ProxyInterceptor",
     "ProxyOptions",
+    "ReceiptBook",
     "ReceiptCheck",
     "Relay",
     "SamplingLimit",
@@ -91,6 +95,7 @@ __all__ = [
     "load_verifiers",
     "make_telemetry",
     "read_entries",
+    "read_receipts",
     "trust_tools",
     "validate_cli_roots",
     "validate_url",

@@ -201,6 +201,51 @@ class ReceiptCheck:
     entry: AuditEntry | None = None
 
 
+@dataclass(frozen=True)
+class ReceiptBook:
+    """One reading of an audit log, for judging receipts: every entry by its link hash, or
+    ``problem``, why no entry of it proves anything (unreadable, no chain, broken).
+
+    A reader that judges many receipts of one log (a search showing memories proven by the
+    same session) reads and verifies it once per change of the file, not once per receipt.
+    """
+
+    path: Path
+    problem: str = ""
+    entries: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def check(self, entry_hash: str) -> ReceiptCheck:
+        """Judge one receipt of this log (:func:`check_receipt`)."""
+        if self.problem:
+            return ReceiptCheck(False, self.problem)
+        body = self.entries.get(entry_hash)
+        if body is None:
+            missing = f"the audit log {self.path} holds no entry {entry_hash[:16]}…"
+            return ReceiptCheck(False, missing)
+        entry = cast("AuditEntry", dict(body))
+        if entry.get("kind") != "call" or entry.get("verdict") != "verified":
+            verdict = entry.get("verdict") or "no verdict"
+            return ReceiptCheck(False, f"entry {entry_hash[:16]}… is a {verdict} call", entry)
+        return ReceiptCheck(True, "", entry)
+
+
+def read_receipts(path: Path) -> ReceiptBook:
+    """Read and verify the log at ``path`` once, for judging any number of its receipts; a
+    log without a hash chain (verimcp's) proves nothing, whatever it says."""
+    path = Path(path)
+    try:
+        if _written_by_verimcp(path):
+            return ReceiptBook(path, f"{path} is a verimcp log: it has no hash chain")
+        links = list(_links(path))
+    except OSError as exc:
+        return ReceiptBook(path, f"the audit log {path} cannot be read ({exc.strerror})")
+    broken = first_break(links)
+    if broken is not None:
+        where = f"entry {broken.index + 1}: {broken.reason}"
+        return ReceiptBook(path, f"the audit log {path} no longer verifies (broken at {where})")
+    return ReceiptBook(path, entries={link: body for _, link, body in links})
+
+
 def check_receipt(path: Path, entry_hash: str) -> ReceiptCheck:
     """Judge a receipt: the log at ``path`` verifies link by link, holds an entry whose link
     hash is ``entry_hash``, and that entry records a call with the verdict ``verified``.
@@ -208,25 +253,7 @@ def check_receipt(path: Path, entry_hash: str) -> ReceiptCheck:
     The memory plane asks this to prove a memory by a tool call (docs/evidence.md); a log
     without a hash chain (verimcp's) proves nothing, whatever it says.
     """
-    path = Path(path)
-    try:
-        if _written_by_verimcp(path):
-            return ReceiptCheck(False, f"{path} is a verimcp log: it has no hash chain")
-        links = list(_links(path))
-    except OSError as exc:
-        return ReceiptCheck(False, f"the audit log {path} cannot be read ({exc.strerror})")
-    broken = first_break(links)
-    if broken is not None:
-        where = f"entry {broken.index + 1}: {broken.reason}"
-        return ReceiptCheck(False, f"the audit log {path} no longer verifies (broken at {where})")
-    body = next((body for _, link, body in links if link == entry_hash), None)
-    if body is None:
-        return ReceiptCheck(False, f"the audit log {path} holds no entry {entry_hash[:16]}…")
-    entry = cast("AuditEntry", dict(body))
-    if entry.get("kind") != "call" or entry.get("verdict") != "verified":
-        verdict = entry.get("verdict") or "no verdict"
-        return ReceiptCheck(False, f"entry {entry_hash[:16]}… is a {verdict} call", entry)
-    return ReceiptCheck(True, "", entry)
+    return read_receipts(path).check(entry_hash)
 
 
 def read_entries(path: Path) -> list[AuditEntry]:

@@ -11,7 +11,7 @@ edited) or ``unproven`` (no evidence). The memory plane reads packs through its 
 receipts only through :func:`affidavit.proxy.check_receipt` (docs/evidence.md, ADR 0220).
 
 Judging is cheap on the hot path: the shelf is already synced before a read (stat calls),
-and a receipt's verdict is kept per log until the log's size, times or inode change.
+and a log's reading is kept until the log's size, times or inode change.
 """
 
 from __future__ import annotations
@@ -22,10 +22,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from affidavit.core.errors import InputError
 from affidavit.core.file_state import FileState, file_state
+
+if TYPE_CHECKING:
+    from affidavit.proxy import ReceiptBook
 
 MAX_ITEMS = 8
 """Evidence items one memory may carry."""
@@ -144,37 +147,51 @@ class CitedPacks(Protocol):
 class EvidenceJudge:
     """Judges evidence items against the packs in recall now and the logs as they are now.
 
-    It keeps each receipt's verdict until its log's size, times or inode change.
+    It keeps each log's reading (every entry, or why none proves anything) until the log's
+    size, times or inode change: receipts of one log cost one read and one chain walk.
     """
 
     def __init__(self) -> None:
-        self._receipts: dict[ToolReceipt, tuple[FileState | None, str]] = {}
+        self._logs: dict[str, tuple[FileState | None, ReceiptBook]] = {}
 
-    def problem(self, item: Evidence, shelf: CitedPacks) -> str:
-        """Why ``item`` does not prove anything now; empty when it does."""
+    def problem(
+        self, item: Evidence, shelf: CitedPacks, states: dict[str, FileState | None] | None = None
+    ) -> str:
+        """Why ``item`` does not prove anything now; empty when it does. ``states``: the logs'
+        file states already taken in this pass (one stat per log when judging many)."""
         if isinstance(item, PackCitation):
             return shelf.citation_problem(item.pack, item.signer, item.record, item.quote)
-        state = file_state(item.log)
-        known = self._receipts.get(item)
-        if known is not None and known[0] == state and state is not None:
-            return known[1]
-        from affidavit.proxy import check_receipt
+        if states is None:
+            state = file_state(item.log)
+        elif item.log in states:
+            state = states[item.log]
+        else:
+            state = states[item.log] = file_state(item.log)
+        known = self._logs.get(item.log)
+        if known is None or known[0] != state or state is None:
+            from affidavit.proxy import read_receipts
 
-        check = check_receipt(Path(item.log), item.entry)
-        self._receipts[item] = (state, check.reason)
-        return check.reason
+            known = (state, read_receipts(Path(item.log)))
+            self._logs[item.log] = known
+        return known[1].check(item.entry).reason
 
     def forget(self, items: Sequence[Evidence]) -> None:
-        """Drop the verdicts kept for ``items``: the next judgement reads their logs again."""
+        """Drop the readings kept for ``items``' logs: the next judgement reads them again."""
         for item in items:
             if isinstance(item, ToolReceipt):
-                self._receipts.pop(item, None)
+                self._logs.pop(item.log, None)
 
-    def judge(self, items: Sequence[Evidence], shelf: CitedPacks) -> EvidenceCheck:
-        """``proven`` when every item holds, ``stale`` with the reasons when one does not."""
+    def judge(
+        self,
+        items: Sequence[Evidence],
+        shelf: CitedPacks,
+        states: dict[str, FileState | None] | None = None,
+    ) -> EvidenceCheck:
+        """``proven`` when every item holds, ``stale`` with the reasons when one does not
+        (``states``: as :meth:`problem` takes it)."""
         if not items:
             return UNPROVEN
-        reasons = tuple(reason for item in items if (reason := self.problem(item, shelf)))
+        reasons = tuple(reason for item in items if (reason := self.problem(item, shelf, states)))
         if reasons:
             return EvidenceCheck(EvidenceStatus.STALE, reasons)
         return EvidenceCheck(EvidenceStatus.PROVEN)

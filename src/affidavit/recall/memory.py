@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from affidavit.access import DEFAULT_CALLER, Access, Mode, default_namespace
 from affidavit.core.clock import utc_iso
 from affidavit.core.errors import InputError, NotFoundError, PolicyError
+from affidavit.core.file_state import FileState
 from affidavit.recall import claims, graph, history, index_build, lifecycle
 from affidavit.recall.decide import (
     WORDED_FROM,
@@ -86,6 +87,7 @@ from affidavit.recall.embedder import (
 )
 from affidavit.recall.errors import WrongKindError
 from affidavit.recall.evidence import (
+    Evidence,
     EvidenceJudge,
     EvidenceStatus,
     PackCitation,
@@ -177,7 +179,8 @@ class Memory:
         self._lock = threading.RLock()
         self._changes: deque[Change] = deque()
         self._expiring: dict[str, str] = {}
-        self._evidenced: set[str] = set()  # memories with evidence: proven_only judges these
+        # memories with evidence, and their items: what proven_only judges
+        self._evidenced: dict[str, tuple[Evidence, ...]] = {}
         for it in vault.items(MEMORY):
             self._note(it)
         self.packs = PackShelf(vault)
@@ -251,7 +254,7 @@ class Memory:
         while self._changes:
             change = self._changes.popleft()
             self._expiring.pop(change.id, None)
-            self._evidenced.discard(change.id)
+            self._evidenced.pop(change.id, None)
             item = change.item
             live = change.op == "put" and item is not None and item.kind == MEMORY
             if live and item is not None:
@@ -267,19 +270,24 @@ class Memory:
         if item.data.get("expires"):
             self._expiring[item.id] = str(item.data["expires"])
         if item.data.get("evidence"):
-            self._evidenced.add(item.id)
+            self._evidenced[item.id] = parse_evidence(item.data["evidence"])
 
     def _proven(self) -> frozenset[str]:
-        """The memories whose evidence holds now (each judged; cached per log and pack)."""
+        """The memories whose evidence holds now: each set of items judged once per call,
+        each log looked at once (receipts are kept per log state, citations by the synced
+        shelf)."""
         self.packs.sync(self.index)
-        return frozenset(
-            item_id
-            for item_id in self._evidenced
-            if self.judge.judge(
-                parse_evidence(self.vault.get(item_id).data["evidence"]), self.packs
-            ).status
-            is EvidenceStatus.PROVEN
-        )
+        holds: dict[tuple[Evidence, ...], bool] = {}
+        states: dict[str, FileState | None] = {}
+        proven = []
+        for item_id, items in self._evidenced.items():
+            verdict = holds.get(items)
+            if verdict is None:
+                status = self.judge.judge(items, self.packs, states).status
+                verdict = holds[items] = status is EvidenceStatus.PROVEN
+            if verdict:
+                proven.append(item_id)
+        return frozenset(proven)
 
     def _sync(self) -> None:
         """Pick up other processes' writes (and our own queued changes) before a read."""

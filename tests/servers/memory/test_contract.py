@@ -105,6 +105,13 @@ CONTRACT = [
         expect=lambda a: {r["namespace"] for r in a["results"]} == {"user"},
     ),
     Row(
+        "search, proven only",
+        ["search", "when does Lantern deploy", "--proven-only"],
+        "memory_search",
+        {"query": "when does Lantern deploy", "proven_only": True},
+        expect=lambda a: a["results"] == [],  # nothing in this vault carries evidence
+    ),
+    Row(
         "search, nothing",
         ["search", "sourdough bread recipe"],
         "memory_search",

@@ -152,3 +152,9 @@ def test_a_lie_yields_no_candidate_and_a_locked_vault_is_said_once(
     assert locked.stderr.count("the memory vault is locked") == 1, locked.stderr
     assert "Traceback" not in locked.stderr
     assert _cli(setup, env, "review", "--json")["candidates"] == []
+
+
+def test_a_bad_namespace_for_remember_is_one_clear_error(setup: VaultSetup) -> None:
+    done = run_cli(["proxy", "--remember", "no such/name", "--", "true"], setup.home)
+    assert done.returncode == 2 and "--remember 'no such/name' is not valid" in done.stderr
+    assert "Traceback" not in done.stderr
