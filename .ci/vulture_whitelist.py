@@ -52,3 +52,6 @@ _.as_args  # packs/trust.py: tests/packs/test_trust_flags.py round-trips the tru
 is_expired  # recall/lifecycle.py: the expiry rule, tested on its own (tests/recall/test_claims.py)
 _.wait_ready  # recall/ranking/channels.py: benchmarks/recall_measures.py, tests of the HNSW build
 _.message_count  # exports/model.py: tests/exports/test_readers.py counts what a reader read
+
+# Wire fields only Compartment's callers read (recall/stamp.py, recall/wire.py; ADR 0228).
+_.created_local

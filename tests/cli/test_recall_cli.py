@@ -40,7 +40,7 @@ def test_graph_commands(home: Path, cli_vault: dict[str, str]) -> None:
     got = _json(run_cli(["get", edge["id"], "--json"], home, env=cli_vault))
     assert got == {"relation": edge, "notice": NOTICE}  # get reads a relation through recall too
     gone = _json(run_cli(["unlink", edge["id"], "--json"], home, env=cli_vault))
-    assert gone == {"removed": True, "relation_id": edge["id"]}
+    assert gone == {"removed": True, "relation_id": edge["id"], "id": edge["id"]}
     missing = run_cli(["unlink", edge["id"]], home, env=cli_vault)
     assert missing.returncode == 3 and missing.stderr.startswith("affidavit: error:")
 

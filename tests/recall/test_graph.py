@@ -81,7 +81,7 @@ def test_unlink_by_id_and_only_edges(keyword_memory: Memory) -> None:
     m = keyword_memory
     edge = m.link(Link("a", "b", "c"))
     mem = store(m, "Just a memory, not an edge")
-    assert m.unlink(edge["id"]) == {"removed": True, "relation_id": edge["id"]}
+    assert m.unlink(edge["id"]) == {"removed": True, "relation_id": edge["id"], "id": edge["id"]}
     assert m.relations(EdgeQuery(entity="a"))["total"] == 0
     with pytest.raises(NotFoundError, match="not a relation"):
         m.unlink(mem)

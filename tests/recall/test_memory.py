@@ -30,14 +30,23 @@ def day(offset: int) -> str:
 def test_near_duplicate_returns_the_existing_id(memory: Memory) -> None:
     first = store(memory, "The deploy script lives at tools/deploy.sh")
     again = memory.store(Claim(text="the deploy script lives at tools/deploy.sh.", source="chat"))
-    day = memory.get_memory(first)["saved_at"][:10]  # the day it is dated by (ADR 0227)
-    assert again == {
-        "id": first,
-        "status": "duplicate",
-        "namespace": "user",
-        "superseded": [],
-        "created": day,
-    }
+    kept = memory.get_memory(first)
+    assert (
+        again
+        == {
+            "id": first,
+            "status": "duplicate",
+            "namespace": "user",
+            "superseded": [],
+            "stamp": {  # the memory it names, as Compartment's store result describes it
+                "created": kept["created"],
+                "created_local": kept["created_local"],
+                "discovered": kept["saved_at"][:10],  # dated by the day it was saved (ADR 0228)
+                "kind": "fact",
+                "source": kept["source"],
+            },
+        }
+    )
     other = memory.store(Claim(text="The deploy script lives at tools/deploy2.sh", source="chat"))
     assert other["status"] == "stored"  # a different path is a different fact
     assert len(list(memory.vault.items("memory"))) == 2

@@ -118,6 +118,7 @@ from affidavit.recall.views import (
     StoreOutcome,
     evidence_json,
     memory_view,
+    store_stamp,
 )
 from affidavit.recall.wire import StoreStatus
 from affidavit.vault import Change, NewItem, VaultItem, check_structure, new_id
@@ -422,14 +423,10 @@ class Memory:
             done = [r for r in results if r is not None]
             for outcome in done:
                 if outcome["id"] is not None:
-                    outcome["created"] = self._stamped_day(outcome["id"])
+                    item = self.vault.get(outcome["id"])
+                    view = memory_view(item.id, item.namespace, item.saved_at, item.data)
+                    outcome["stamp"] = store_stamp(view)
             return done
-
-    def _stamped_day(self, item_id: str) -> str:
-        """The day a memory is dated by: the day its fact was learned (``discovered``) or,
-        without one, the day it was saved (Compartment's ``created``, ADR 0227)."""
-        item = self.vault.get(item_id)
-        return str(item.data.get("discovered") or item.saved_at[:10])
 
     def _embed(
         self, texts: list[str], progress: Callable[[str, int, int], None] | None = None
@@ -791,7 +788,7 @@ class Memory:
             self._sync()
             graph.require_edge(self.access.writable(item_id))
             self.vault.forget(item_id)
-            return {"removed": True, "relation_id": item_id}
+            return {"removed": True, "relation_id": item_id, "id": item_id}
 
     # -- namespaces and status ------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, cast
 from typing_extensions import TypedDict
 
 from affidavit.access import default_namespace
+from affidavit.recall.stamp import saved_moment
 from affidavit.recall.wire import Channel, EvidenceJSON, MemoryJSON, StoreStatus
 from affidavit.vault import STRUCTURE_FIELDS
 
@@ -117,7 +118,19 @@ class StoreOutcome(TypedDict):
     superseded: list[str]
     conflicts: NotRequired[list[MemoryView]]
     hint: NotRequired[str]
-    created: NotRequired[str]  # the day the memory it names is dated by (not on conflict)
+    stamp: NotRequired[StoreStamp]  # the memory it names, as Compartment describes it
+
+
+class StoreStamp(TypedDict):
+    """What Compartment's store result says about the memory it names: when it was saved,
+    the day it is dated by (learned, else saved), its kind, source and expiry when it has one."""
+
+    created: float
+    created_local: str
+    discovered: str
+    kind: str
+    source: str | None
+    expires: NotRequired[str]
 
 
 class RecallStatus(TypedDict):
@@ -144,6 +157,7 @@ def memory_view(item_id: str, namespace: str, saved_at: str, data: Mapping[str, 
         "source": data.get("source"),
         "namespace": namespace,
         "saved_at": saved_at,
+        **saved_moment(saved_at),
         "discovered": data.get("discovered"),
         "expires": data.get("expires"),
         "tags": list(data.get("tags", [])),
@@ -217,8 +231,9 @@ def memories_json(views: Sequence[MemoryView]) -> MemoriesJSON:
 
 
 def memory_got_json(view: MemoryView) -> MemoryGotJSON:
-    """One memory read by id, with the notice."""
-    return {"memory": memory_json(view), "notice": NOTICE}
+    """One memory read by id, with the notice; flat as well as under ``memory`` (ADR 0228)."""
+    memory = memory_json(view)
+    return {**memory, "memory": memory, "notice": NOTICE}
 
 
 def relation_json(view: RelationView) -> RelationJSON:
@@ -226,6 +241,7 @@ def relation_json(view: RelationView) -> RelationJSON:
     bounds when it has them."""
     given = cast("Mapping[str, Any]", view)
     out = {k: given[k] for k in ("id", "subject", "predicate", "object", "namespace", "saved_at")}
+    out.update(saved_moment(out["saved_at"]))
     out["src_id"] = given.get("src_id")
     out.update((k, given[k]) for k in ("valid_from", "valid_to") if given.get(k))
     return cast("RelationJSON", out)
@@ -238,7 +254,14 @@ def relation_got_json(view: RelationView) -> RelationGotJSON:
 
 def link_json(outcome: LinkOutcome) -> LinkJSON:
     """A link's edge on the wire, and whether it is new."""
-    return {"relation": relation_json(outcome), "created": outcome["created"]}
+    relation = relation_json(outcome)
+    return {
+        "relation": relation,
+        "created": outcome["created"],
+        "id": relation["id"],  # Compartment's flat fields: the edge's id, whether it existed,
+        "duplicate": not outcome["created"],
+        "namespace": relation["namespace"],
+    }
 
 
 def relations_json(page: RelationPage) -> RelationsJSON:
@@ -263,8 +286,15 @@ def store_json(outcome: StoreOutcome) -> StoreJSON:
         "duplicate": status is StoreStatus.DUPLICATE,
         "reaffirmed": status is StoreStatus.REAFFIRMED,
     }
-    if "created" in outcome:
-        out["created"] = outcome["created"]
+    if "stamp" in outcome:
+        stamp = outcome["stamp"]
+        out["created"] = stamp["created"]
+        out["created_local"] = stamp["created_local"]
+        out["discovered"] = stamp["discovered"]
+        out["kind"] = stamp["kind"]
+        out["source"] = stamp["source"]
+        if "expires" in stamp:
+            out["expires"] = stamp["expires"]
     if outcome.get("conflicts"):
         rivals = [memory_json(m) for m in outcome.get("conflicts", [])]
         out["existing"] = rivals
@@ -275,9 +305,26 @@ def store_json(outcome: StoreOutcome) -> StoreJSON:
     return out
 
 
+def store_stamp(memory: MemoryView) -> StoreStamp:
+    """The memory a store result names, in the fields Compartment's store result carries."""
+    moment = saved_moment(memory["saved_at"])  # a store names a memory of the vault: it has one
+    out: StoreStamp = {
+        "created": moment["created"],
+        "created_local": moment["created_local"],
+        "discovered": memory["discovered"] or moment["created_local"][:10],
+        "kind": memory["kind"],
+        "source": memory["source"],
+    }
+    if memory["expires"]:
+        out["expires"] = memory["expires"]
+    return out
+
+
 def store_many_json(outcomes: Sequence[StoreOutcome]) -> StoreManyJSON:
-    """A batch's outcomes on the wire, in the order of its claims."""
-    return {"results": [store_json(outcome) for outcome in outcomes]}
+    """A batch's outcomes on the wire, in the order of its claims; ``stored`` and ``count``
+    are the same list and its length under Compartment's names."""
+    results = [store_json(outcome) for outcome in outcomes]
+    return {"results": results, "stored": results, "count": len(results)}
 
 
 def pack_status_json(pack: Mapping[str, Any]) -> PackStatusJSON:

@@ -9,10 +9,10 @@ the output schema the server publishes (generated from the same wire type).
 
 A read runs on the same record from both sides. A write cannot be repeated on one record, so
 each side makes its own twin (two new memories, two relations to remove), and the twin's id
-is the one difference allowed: it is replaced by ``<twin>`` on both sides. Timings (the
-self-test's milliseconds) are replaced by ``<ms>``. Each row also checks what its answer
-must show (``expect``): a quarantined memory's warning, a caller's own namespace, a
-conflict's rivals.
+and the moment it was saved are the differences allowed: they are replaced by ``<twin>`` and
+``<saved>`` on both sides. Timings (the self-test's milliseconds) are replaced by ``<ms>``.
+Each row also checks what its answer must show (``expect``): a quarantined memory's warning,
+a caller's own namespace, a conflict's rivals.
 
 Not in the table, and why (test_every_tool_is_in_the_table_or_said_why holds the list whole):
 memory_store_many (the CLI stores files with ``affidavit import``), memory_lock and
@@ -41,6 +41,8 @@ from tests.support import mcp_client, run_cli
 from tests.vault.conftest import create_test_vault, vault_env
 
 NOT_IN_THE_TABLE = {"memory_store_many", "memory_lock", "memory_unlock", "memory_status"}
+#: A store result's save time, in Compartment's forms (a twin is saved on each side).
+SAVED = {"created", "created_local"}
 TIMINGS = {"ms", "store_ms", "search_p50_ms"}
 
 
@@ -341,9 +343,17 @@ def _fill(value: Any, names: dict[str, str]) -> Any:
 
 
 def _normal(value: Any, twin: str | None) -> Any:
-    """``value`` with the twin's id and the timings replaced by placeholders."""
+    """``value`` with the twin's id, the moment a store saved it and the timings replaced by
+    placeholders (a link's ``created`` is a bool, whether the edge is new, and is kept)."""
     if isinstance(value, dict):
-        return {k: "<ms>" if k in TIMINGS else _normal(v, twin) for k, v in value.items()}
+        return {
+            k: "<ms>"
+            if k in TIMINGS
+            else "<saved>"
+            if twin is not None and k in SAVED and not isinstance(v, bool)
+            else _normal(v, twin)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_normal(v, twin) for v in value]
     return "<twin>" if twin is not None and value == twin else value

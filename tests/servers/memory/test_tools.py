@@ -195,7 +195,11 @@ def test_graph_forget_namespaces_status_and_argument_errors(setup):
             unlinked = body(
                 await client.call_tool("memory_unlink", {"relation_id": relation["id"]})
             )
-            assert unlinked == {"removed": True, "relation_id": relation["id"]}
+            assert unlinked == {
+                "removed": True,
+                "relation_id": relation["id"],
+                "id": relation["id"],
+            }
             gone = body(
                 await client.call_tool("memory_forget", {"id": memory["id"], "shred": True})
             )
