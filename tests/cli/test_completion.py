@@ -51,7 +51,7 @@ def test_bash_completes_groups_commands_and_options(home: Path) -> None:
     assert _bash_words("affidavit mem", home) == ["memory"]
     assert _bash_words("affidavit memory st", home) == ["status", "store"]
     assert _bash_words("affidavit proxy ''", home) == [
-        "run", "replay", "trust-tools", "wrap", "unwrap",
+        "run", "replay", "trust-tools", "trust-log", "wrap", "unwrap",
     ]  # fmt: skip
     assert "--source" in _bash_words("affidavit store --", home)  # an alias completes too
     assert _bash_words("affidavit completion ''", home) == ["bash", "zsh", "fish"]

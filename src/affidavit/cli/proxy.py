@@ -330,7 +330,7 @@ def trust_tools(audit_log: Path | None, tool: tuple[str, ...], backend: str | No
 @click.option("--list", "list_", is_flag=True, help="Show the trusted logs instead.")
 @json_option
 def trust_log(path: Path | None, remove: bool, list_: bool, as_json: bool) -> None:
-    """Trust the receipts of the proxy audit log at PATH as memory evidence.
+    """Trust the receipts in the proxy audit log PATH.
 
     A memory's receipt proves something only when its log is the proxy's default log or one
     registered here (sealed in the vault; `proxy run --remember` registers its own log).
