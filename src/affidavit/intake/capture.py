@@ -193,18 +193,12 @@ def propose(
     if _key(text) in _known(memory):
         return False
     now = utc_iso(timespec="seconds")
-    data: dict[str, Any] = {
-        "text": text,
-        "source": source,
-        "tags": [category],
-        "discovered": now[:10],
-        "captured_at": now,
-    }
+    item = _candidate_item(text, source, now, now, [category])
     if namespace:
-        data["namespace"] = namespace
+        item.data["namespace"] = namespace
     if evidence:
-        data["evidence"] = [item.as_dict() for item in evidence]
-    memory.vault.put_many([NewItem(data, CANDIDATE, CAPTURE_NAMESPACE)])
+        item.data["evidence"] = [e.as_dict() for e in evidence]
+    memory.vault.put_many([item])
     return True
 
 
@@ -242,13 +236,14 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
             waiting.add(_key(claim.text))
             source = f"{key} at {when}"
             if said.role == ASSISTANT:
-                new.append(_candidate_item(claim.text, _said_by_assistant(source), when, now))
+                tags = [ASSISTANT_SAID, ASSISTANT]
+                new.append(_candidate_item(claim.text, _said_by_assistant(source), when, now, tags))
             elif auto and plainly_stated(claim):
                 direct.append((claim, source, when))
             else:
-                new.append(_candidate_item(claim.text, source, when, now, claim.category.value))
-    stored, not_stored, held = _store_directly(memory, direct, now)
-    new.extend(held)
+                new.append(_users_candidate(claim, source, when, now))
+    direct_run = _store_directly(memory, direct, now)
+    new.extend(direct_run.held)
     if new:
         vault.put_many(new)
     if chunk.offset != start:
@@ -257,20 +252,17 @@ def capture_transcript(memory: Memory, transcript: Path) -> CaptureReport:
         key,
         len(chunk.messages),
         len(new),
-        repeated + len(direct) - stored - len(held),
+        repeated + direct_run.already_known,
         chunk.unreadable_lines,
         secrets,
-        stored,
-        not_stored,
+        direct_run.stored,
+        direct_run.refused,
     )
 
 
-def _candidate_item(
-    text: str, source: str, when: str, now: str, category: str | None = None
-) -> NewItem:
-    """A candidate record: ``category`` None for the assistant's words."""
-    tags = [ASSISTANT_SAID, ASSISTANT] if category is None else [category, USER]
-    data = {
+def _candidate_item(text: str, source: str, when: str, now: str, tags: list[str]) -> NewItem:
+    """The one shape of a candidate record (capture's, and :func:`propose`'s)."""
+    data: dict[str, Any] = {
         "text": text,
         "source": source,
         "tags": tags,
@@ -280,20 +272,36 @@ def _candidate_item(
     return NewItem(data, CANDIDATE, CAPTURE_NAMESPACE)
 
 
+def _users_candidate(claim: Extracted, source: str, when: str, now: str) -> NewItem:
+    """A sentence the user said, waiting for review under the kind it was kept as."""
+    return _candidate_item(claim.text, source, when, now, [claim.category.value, USER])
+
+
+@dataclass(frozen=True)
+class _DirectRun:
+    """What storing the user's plain claims did: how many were stored, how many the store
+    found already remembered, why none could be (the store's refusal), and the candidates to
+    queue instead."""
+
+    stored: int = 0
+    already_known: int = 0
+    refused: str = ""
+    held: tuple[NewItem, ...] = ()
+
+
 def _store_directly(
     memory: Memory, direct: list[tuple[Extracted, str, str]], now: str
-) -> tuple[int, str, list[NewItem]]:
+) -> _DirectRun:
     """Store the user's plain claims as memories in the caller's own namespace, by the store's
-    usual rule (a duplicate is not written again). What it stored, why any could not be, and
-    the candidates to queue instead: a conflict, or the whole batch if the store refused it
-    (e.g. the caller may not write its own namespace), waits for a person.
+    usual rule (a duplicate is not written again). A conflict, or the whole batch if the store
+    refused it (e.g. the caller may not write its own namespace), waits for a person.
     """
     if not direct:
-        return 0, "", []
+        return _DirectRun()
     from affidavit.recall import Claim
 
-    def held(picked: list[tuple[Extracted, str, str]]) -> list[NewItem]:
-        return [_candidate_item(c.text, src, w, now, c.category.value) for c, src, w in picked]
+    def held(picked: list[tuple[Extracted, str, str]]) -> tuple[NewItem, ...]:
+        return tuple(_users_candidate(c, src, w, now) for c, src, w in picked)
 
     try:
         claims: list[Claim] = [
@@ -307,10 +315,10 @@ def _store_directly(
         ]
         outcomes = memory.store_many(claims)
     except AffidavitError as exc:
-        return 0, exc.message, held(direct)
+        return _DirectRun(refused=exc.message, held=held(direct))
     stored = sum(1 for o in outcomes if o["status"] == "stored")
     conflicted = [d for d, o in zip(direct, outcomes, strict=True) if o["id"] is None]
-    return stored, "", held(conflicted)
+    return _DirectRun(stored, len(direct) - stored - len(conflicted), "", held(conflicted))
 
 
 def _waiting(memory: Memory, candidate_id: str) -> VaultItem:
