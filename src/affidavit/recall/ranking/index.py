@@ -2,14 +2,15 @@
 
 :class:`RecallIndex` keeps every searchable memory's :class:`~.entry.Entry` under a small
 integer slot, its text in the keyword channel, its embedding windows in the vector channel
-(:mod:`.channels`) and the conversation links (:mod:`.conversation`).
+(:mod:`.channels`), the conversation links (:mod:`.conversation`) and, for a correction, the
+windows of what it corrected (:mod:`.corrections`).
 :meth:`RecallIndex.search` reads the channels, widens the vector pool while filters leave
 too few, scores (:mod:`.score`), picks the page (:mod:`.page`) and fills out a ``top_k``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from affidavit.recall.dates import spans
 from affidavit.recall.ranking import params
 from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex
 from affidavit.recall.ranking.conversation import Conversations, grown
+from affidavit.recall.ranking.corrections import Inherited
 from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts
 from affidavit.recall.ranking.page import spread
 from affidavit.recall.ranking.score import (
@@ -47,6 +49,7 @@ class RecallIndex:
         self.by_slot: dict[int, Entry] = {}
         self._next_slot = 0
         self.conversations = Conversations()
+        self.inherited = Inherited()
         #: Per slot, the entry's :func:`.score.prior_ceiling` (the bound that lets ranking stop
         #: early).
         self.ceilings: npt.NDArray[np.float64] = np.zeros(0)
@@ -112,12 +115,37 @@ class RecallIndex:
         """Index one entry."""
         self.add_many([(entry, windows)])
 
+    def inherit_many(
+        self, items: Sequence[tuple[str, Collection[str], npt.NDArray[np.floating]]]
+    ) -> None:
+        """Give each indexed correction ``(id, corrected ids, their windows)`` the meaning of
+        what it corrected (:mod:`.corrections`), in place of what it inherited before."""
+        vectors: list[tuple[int, npt.NDArray[np.floating]]] = []
+        for item_id, sources, windows in items:
+            entry = self._entries.get(item_id)
+            if entry is None:
+                continue
+            self._disinherit(entry.slot)
+            if not len(windows):
+                continue
+            slot = self._next_slot
+            self._next_slot += 1
+            self.inherited.add(entry.slot, slot, sources)
+            vectors.append((slot, windows))
+        self.vector.add_many(vectors)
+
+    def _disinherit(self, slot: int) -> None:
+        dropped = self.inherited.pop(slot)
+        if dropped is not None:
+            self.vector.remove(dropped)
+
     def remove(self, item_id: str) -> None:
         """Drop an entry from both channels (no-op if absent)."""
         entry = self._entries.pop(item_id, None)
         if entry is None:
             return
         del self.by_slot[entry.slot]
+        self._disinherit(entry.slot)
         self.conversations.unlink(entry.slot)
         self.keyword.remove(entry.slot)
         self.vector.remove(entry.slot)
@@ -154,7 +182,11 @@ class RecallIndex:
         for attempt in range(params.POOL_WIDENINGS + 1):
             if attempt == params.POOL_WIDENINGS:
                 pool = None
-            semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
+            semantic = (
+                self.inherited.fold(self.vector.search(query_vector, pool))
+                if query_vector is not None
+                else {}
+            )
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
             if attempt == 0 and semantic and query_vector is not None:
                 literal = literal.in_sense(sense(self.vector, semantic, query_vector, exhausted))
