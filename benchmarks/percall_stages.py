@@ -47,6 +47,7 @@ from mcp_side_by_side import facts, queries
 HERE = Path(__file__).resolve().parent
 PROBE = HERE / "stage_probe" / "sitecustomize.py"
 CLIENT: list[tuple[str, float, float, float]] = []  # (label, start, end, thread CPU)
+SENT = "(the text reaches the model service: ms after the handler began)"
 IN_THE_SERVER = ("handler:", "recall:", "ranking:", "vault:", "IPC:")
 PROCESS_STAGES = ("server:", "handler:", "recall:", "ranking:", "vault:", "IPC:", "service:")
 
@@ -216,6 +217,12 @@ def stage_rows(calls: list[Call]) -> list[tuple[str, float, float]]:
             if label.startswith(PROCESS_STAGES) and label != "server: encode reply, write":
                 add(label, *total(call, label))
         add("server: parse -> worker thread starts", worker[0] - read[1])
+        handler = first(call, f"handler: {call.tool}")
+        sent = first(call, "IPC: send the question (search)") or first(
+            call, "IPC: model service round trip"
+        )
+        if handler and sent:
+            add(SENT, sent[0] - handler[0])
         add("server: encode reply, write; pipe; client wakes, reads line", parse[0] - send[0])
         add("client: parse reply line (pydantic)", parse[1] - parse[0], parse[2])
         if check:
@@ -229,6 +236,7 @@ def stage_rows(calls: list[Call]) -> list[tuple[str, float, float]]:
         "server: parse -> worker thread starts",
         "server: worker call",
         "server: validate arguments",
+        SENT,
         *[lb for lb in labels if lb.startswith(IN_THE_SERVER)],
         *[lb for lb in labels if lb.startswith("service:")],
         "server: encode result text",
