@@ -7,9 +7,15 @@ correction that inherited it at once, not at the next unlock.
 
 from __future__ import annotations
 
+import pytest
+
+from affidavit.recall import index_build
+from affidavit.recall.embedder import shared_embedder
 from affidavit.recall.memory import Memory
+from affidavit.vault import Vault
 from tests.recall import _recall_fixtures as fx
 from tests.recall._recall_fixtures import store
+from tests.vault.conftest import TEST_PASSPHRASE
 
 memory = fx.memory
 
@@ -57,6 +63,28 @@ def test_an_index_built_from_the_vault_answers_as_the_live_one(memory: Memory) -
     live = [_page(memory, q) for q in questions]
     memory.rebuild_index()
     assert [_page(memory, q) for q in questions] == live
+
+
+def test_an_index_restored_from_a_snapshot_answers_as_the_live_one(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, middle = _corrected(memory)
+    assert memory.save_snapshot()  # the image holds the first correction ...
+    store(memory, "Back on Octopus Agile since June", supersedes=[middle])  # ... not this one
+    questions = [OLD, NEW, "who supplies our gas and electricity"]
+    live = [_page(memory, q) for q in questions]
+    path = memory.vault.path
+    memory.vault.close()
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("the index was built, not restored")
+
+    monkeypatch.setattr(index_build, "build", refuse)
+    restored = Memory(Vault.open(path, passphrase=TEST_PASSPHRASE), embedder=shared_embedder())
+    try:
+        assert [_page(restored, q) for q in questions] == live
+    finally:
+        restored.vault.close()
 
 
 def test_a_shredded_memory_leaves_nothing_of_its_meaning_in_its_correction(
