@@ -114,9 +114,9 @@ def test_pinned_file_must_match(tmp_path: Path) -> None:
         verify(TOKENIZER_FILE, copy)
 
 
-def test_missing_model_package_is_a_clear_unsupported_error() -> None:
-    with pytest.raises(UnsupportedError, match="not installed"):
-        locate(PinnedFile("affidavit-no-such-model-package", "model.onnx", "0" * 64))
+def test_a_missing_model_file_is_a_clear_unsupported_error() -> None:
+    with pytest.raises(UnsupportedError, match="missing.*reinstall"):
+        locate(PinnedFile("model/no-such-model.onnx", "0" * 64))
 
 
 def test_availability_reports_without_loading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
