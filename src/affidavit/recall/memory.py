@@ -631,7 +631,7 @@ class Memory:
                 filters = replace(filters, only=self._proven())
             hits = self.index.search(
                 query,
-                embedding.result if embedding is not None else None,
+                embedding,
                 filters=filters,
                 top_k=top_k,
                 exclude=self._hidden(),

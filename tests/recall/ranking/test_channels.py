@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -26,6 +28,17 @@ def test_stemming_finds_inflections() -> None:
     assert k.df("deploying") == 1
     k.remove(1)
     assert k.postings("deploy") == [] and len(k) == 1
+
+
+def test_removing_many_counts_the_records_removed_only() -> None:
+    """The record count is every term's information: a restored index removes its stale
+    records in one batch, and FTS5's own bookkeeping writes must not count as records."""
+    k = KeywordIndex()
+    k.add_many([(slot, f"record {slot} about the kettle and the shelf") for slot in range(20)])
+    restored = KeywordIndex(k.image(), len(k))
+    restored.remove_many([3, 5, 7, 99])  # 99 was never there
+    assert len(restored) == 17
+    assert restored.df("kettle") == 17
 
 
 def test_stemming_keeps_inflections_together_and_other_words_apart() -> None:
@@ -190,3 +203,51 @@ def test_a_stream_of_searches_slows_the_build_but_never_stops_it(monkeypatch) ->
     monkeypatch.setattr(index_module, "HNSW_MAX_PAUSE", 0.001)
     with _built_while_searching(7) as index:
         assert index.wait_ready(120)
+
+
+def _exit_of(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run in a fresh interpreter over 8,000 random windows in an index whose
+    HNSW threshold is 1,000 (``index``), to its normal exit."""
+    prelude = (
+        "import sys, threading\n"
+        "import numpy as np\n"
+        "from affidavit.recall.ranking import channels\n"
+        "rng = np.random.default_rng(5)\n"
+        "vecs = rng.standard_normal((8000, 384)).astype(np.float32)\n"
+        "vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)\n"
+        "index = channels.VectorIndex(threshold=1000)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", prelude + script], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_process_that_exits_while_the_graph_builds_exits_cleanly() -> None:
+    """The build used to be a daemon thread inside usearch's ``add`` when the interpreter
+    went: the process aborted ("terminate called without an active exception", 134)."""
+    done = _exit_of(
+        "import onnxruntime  # first, as the build does (usearch first breaks its import)\n"
+        "from usearch.index import Index\n"
+        "inserting = threading.Event()\n"
+        "real_add = Index.add\n"
+        "def add(self, *args, **kwargs):\n"
+        "    inserting.set()\n"
+        "    return real_add(self, *args, **kwargs)\n"
+        "Index.add = add\n"
+        "index.add_many([(i, vecs[i : i + 1]) for i in range(8000)])\n"
+        "index.wait_ready(0)  # start the build now\n"
+        "assert inserting.wait(60)\n"
+        "print(index.mode)\n"  # and exit while it inserts
+    )
+    assert (done.returncode, done.stderr) == (0, ""), (done.stdout, done.stderr[-800:])
+
+
+def test_a_command_that_answers_and_exits_never_starts_the_build() -> None:
+    done = _exit_of(
+        "channels.HNSW_BUILD_DELAY = 3600.0\n"
+        "index.add_many([(i, vecs[i : i + 1]) for i in range(8000)])\n"
+        "assert max(hits := index.search(vecs[7], 5), key=hits.get) == 7\n"
+        "print(index.mode, 'usearch.index' in sys.modules)\n"
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-800:]
+    assert done.stdout.split() == ["exact", "(hnsw", "building)", "False"]

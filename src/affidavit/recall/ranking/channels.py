@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from affidavit.recall.onnx_model import DIM
+from affidavit.recall.ranking import background
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +45,10 @@ HNSW_BUILD_CHUNK = 5_000
 HNSW_INSERT_STEP = 64
 #: Longest pause per step: a steady stream of searches slows the build, never stops it.
 HNSW_MAX_PAUSE = 0.05
+#: Seconds between crossing the threshold and the build's first step, unless someone waits
+#: for it (:meth:`VectorIndex.wait_ready`): a command that opens a large vault, answers and
+#: exits within them never imports usearch (:mod:`.background`; ADR 0233).
+HNSW_BUILD_DELAY = 2.0
 
 #: Distinct words whose stem is remembered: a vault's vocabulary repeats, and stemming every
 #: word of 100k agent facts at unlock took 1.2 s of CPU uncached, 0.5 s cached.
@@ -157,9 +162,11 @@ class KeywordIndex:
 
     def remove_many(self, slots: Iterable[int]) -> None:
         """Drop many records in one statement batch (what a restored image no longer holds)."""
-        before = self._db.total_changes
-        self._db.executemany("DELETE FROM fts WHERE rowid = ?", [(slot,) for slot in slots])
-        self._count -= self._db.total_changes - before
+        cur = self._db.executemany("DELETE FROM fts WHERE rowid = ?", [(slot,) for slot in slots])
+        # rowcount sums the deleted rows; total_changes also counts FTS5's own bookkeeping
+        # writes, which made a restored index's record count (and so every term's
+        # information) too small
+        self._count -= max(cur.rowcount, 0)
 
     def df(self, term: str) -> int:
         """How many records contain ``term`` (after stemming)."""
@@ -180,7 +187,9 @@ class VectorIndex:
     The HNSW graph is built on a background thread (one core) while the exact matrix keeps
     answering: building it for 100k windows takes ~55 s on this box, which no one-shot CLI
     command should wait for, while a long-running server profits from it for hours. The
-    build steps aside while a search runs (:meth:`foreground`).
+    build steps aside while a search runs (:meth:`foreground`), begins only after
+    :data:`HNSW_BUILD_DELAY`, and is stopped and joined before the interpreter exits
+    (:mod:`.background`).
     """
 
     def __init__(self, threshold: int = HNSW_THRESHOLD) -> None:
@@ -197,7 +206,7 @@ class VectorIndex:
         self._threshold = threshold
         self._hnsw: Any = None
         self._lock = threading.Lock()
-        self._builder: threading.Thread | None = None
+        self._builder: background.Job | None = None
         self._removed_while_building: list[int] = []
         self._searching = 0
         self._quiet = threading.Condition()
@@ -218,7 +227,8 @@ class VectorIndex:
         return "exact (hnsw building)" if self._builder is not None else "exact"
 
     def wait_ready(self, timeout: float | None = None) -> bool:
-        """Wait for a background HNSW build (benchmarks, tests); True if HNSW is in use."""
+        """Start a pending HNSW build now and wait for it (``timeout`` seconds at most;
+        benchmarks, tests); True if HNSW is in use."""
         builder = self._builder
         if builder is not None:
             builder.join(timeout)
@@ -262,25 +272,32 @@ class VectorIndex:
         self.add_many([(slot, windows)])
 
     def add_many(self, items: list[tuple[int, npt.NDArray[np.floating]]]) -> None:
-        """Add many records' windows at once (unlock, import): one copy into the matrix and
-        one sum, not a numpy call per record (a 10k-memory unlock spent ~60 ms on those)."""
+        """Add many records' windows at once (unlock, import)."""
+        if not items:
+            return
         np = self._np
-        counts = [len(w) for _, w in items]
-        total = sum(counts)
+        block = np.concatenate([w for _, w in items]) if len(items) > 1 else items[0][1]
+        self.add_block([slot for slot, _ in items], [len(w) for _, w in items], block)
+
+    def add_block(
+        self, slots: Sequence[int], counts: Sequence[int], block: npt.NDArray[np.floating]
+    ) -> None:
+        """Add many records' windows as one block: ``counts[i]`` rows of ``block`` (in order)
+        for ``slots[i]``. One copy into the matrix and one sum, not a numpy call per record
+        (a 10k-memory unlock spent ~60 ms on those)."""
+        np = self._np
+        total = len(block)
         if not total:
             return
-        block = np.concatenate([w for _, w in items]) if len(items) > 1 else items[0][1]
         with self._lock:
             self._grow(total)
             start = self._size
             end = start + total
             self._matrix[start:end] = block
-            self._owner[start:end] = np.repeat([slot for slot, _ in items], counts)
-            row = start
-            rows_of = self._rows_of
-            for (slot, _), n in zip(items, counts, strict=True):
-                rows_of[slot] = range(row, row + n)
-                row += n
+            self._owner[start:end] = np.repeat(np.asarray(slots, dtype=np.int64), counts)
+            ends = (np.cumsum(counts) + start).tolist()
+            starts = [first - n for first, n in zip(ends, counts, strict=True)]
+            self._rows_of.update(zip(slots, map(range, starts, ends), strict=True))
             self._size = end
             self._sum += block.sum(axis=0, dtype=np.float64)
             self._live += total
@@ -289,14 +306,12 @@ class VectorIndex:
                 keys = np.arange(start, self._size, dtype=np.uint64)
                 self._hnsw.add(keys, self._matrix[start : self._size], threads=1)
             elif self._builder is None and self._live > self._threshold:
-                self._builder = threading.Thread(
-                    target=self._build_hnsw, name="affidavit-hnsw", daemon=True
-                )
+                self._builder = background.Job("affidavit-hnsw", self._build_hnsw, HNSW_BUILD_DELAY)
                 self._builder.start()
 
-    def _build_hnsw(self) -> None:
-        import contextlib
-
+    def _build_hnsw(self, job: background.Job) -> None:
+        """Insert every live window into a new graph, a chunk at a time, then swap it in;
+        return early, leaving the exact matrix in charge, when ``job`` is stopping."""
         # usearch's SIMD library loaded before onnxruntime makes onnxruntime's own import
         # segfault (usearch 2.26 / onnxruntime 1.32, tests/vault/test_index.py); loading
         # onnxruntime first is harmless, so a process that later embeds stays alive.
@@ -323,6 +338,8 @@ class VectorIndex:
             keys = rows.astype(np.uint64)
             for at in range(0, len(rows), HNSW_INSERT_STEP):
                 self._yield_to_searches()
+                if job.stopping():
+                    return
                 step = slice(at, at + HNSW_INSERT_STEP)
                 index.add(keys[step], vectors[step], threads=1)
             done = end
