@@ -30,7 +30,6 @@ from affidavit.recall.memory import (
     MAX_CHARS_SETTING,
     MODEL_SETTING,
     model_identity,
-    window_bytes,
 )
 from affidavit.vault import AUTO_LOCK_SETTING
 
