@@ -428,16 +428,19 @@ class Vault:
         or last saved; None when it had neither."""
         return None if self._snapshot_seq is None else self._seq - self._snapshot_seq
 
-    def save_snapshot(self, sections: Mapping[str, bytes] | None = None) -> bool:
+    def save_snapshot(
+        self, sections: Mapping[str, bytes] | None = None, *, renew: bool = False
+    ) -> bool:
         """Seal this view (and the layers' ``sections``) as the vault's snapshot (ADR 0210).
 
-        False when the snapshot already reflects this very position. The first save makes
-        the snapshot key (one internal record); the sealing and the file write run outside
-        the vault's lock.
+        False when the snapshot already reflects this very position, unless ``renew`` (a
+        layer found its own section in it of no use: another release's layout). The first
+        save makes the snapshot key (one internal record); the sealing and the file write
+        run outside the vault's lock.
         """
         with self._lock:
             self._trusted_parts()  # a view the audit log refused is never sealed as a cache
-            if self._snapshot_seq == self._seq:
+            if self._snapshot_seq == self._seq and not renew:
                 return False
             key = self._snapshot_key()
             rows = len(self._live) + len(self._internal) + len(self._gone)
