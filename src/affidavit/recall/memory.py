@@ -276,10 +276,12 @@ class Memory:
 
     def _note(self, item: VaultItem) -> None:
         """Keep what reads filter on without opening every record: expiry days, evidence."""
-        if item.data.get("expires"):
-            self._expiring[item.id] = str(item.data["expires"])
-        if item.data.get("evidence"):
-            self._evidenced[item.id] = parse_evidence(item.data["evidence"])
+        expires = item.field("expires")  # no decode of a record that holds neither
+        if expires:
+            self._expiring[item.id] = str(expires)
+        evidence = item.field("evidence")
+        if evidence:
+            self._evidenced[item.id] = parse_evidence(evidence)
 
     def _proven(self) -> frozenset[str]:
         """The memories whose evidence holds now: each set of items judged once per call,
