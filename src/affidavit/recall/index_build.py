@@ -6,19 +6,22 @@ server does it at every start. Built from scratch it stems and inserts every mem
 into the keyword index and widens every vector (~0.25 s of CPU at 10,000 memories, mostly
 Python per memory); restored from a snapshot's image (:func:`image`, sealed by the vault
 with everything else, :mod:`affidavit.vault.snapshot`) the keyword index is one
-``deserialize`` and the vectors one copy of the vault's own float16 bytes.
+``deserialize``, the per-memory columns a few array reads (no object per memory, ADR 0229)
+and the vectors one copy of the vault's own float16 bytes.
 
 A restored index is never trusted to match the vault: the image names the ``(id, seq)`` of
 every memory it holds, and :func:`restore` keeps exactly those whose version the vault
-still holds as searchable, drops the rest (forgotten, shredded, superseded, changed since)
-and indexes the memories the image lacks. Every entry's fields come from the vault's record,
-never from the image. So a stale image costs time, never a wrong answer.
+still holds, drops the rest (forgotten, shredded, superseded, changed since) and indexes
+the memories the image lacks. A kept memory's entry is made from the vault's record when
+ranking first reads it, and its vector comes from the record too; the image adds only what
+:func:`entry_of` derived from that same version (importance, opinion or not, a turn of a
+thread or not), so a stale image costs time, never a wrong answer.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -28,6 +31,7 @@ from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.onnx_model import DIM
 from affidavit.recall.ranking import Entry, RecallIndex
 from affidavit.recall.ranking.channels import KeywordIndex
+from affidavit.recall.ranking.entries import Columns
 from affidavit.vault import VaultItem
 
 if TYPE_CHECKING:
@@ -41,7 +45,7 @@ MEMORY = "memory"
 SECTION = "recall.index"
 #: Bumped when the image's layout or the keyword index's tokenizing changes: an image of
 #: another version is not used (the index is built from the records instead).
-IMAGE_VERSION = 1
+IMAGE_VERSION = 2
 _LEN = struct.Struct(">I")
 
 
@@ -71,95 +75,151 @@ def searchable(item: VaultItem) -> bool:
     return item.kind == MEMORY and not item.data.get("superseded_by")
 
 
-def windows_of(items: Sequence[VaultItem]) -> list[Windows | None]:
-    """Each record's embedding windows (float16 rows, as sealed), ``None`` without any.
-
-    One join and one ``frombuffer`` for all of them, then a view per record: a numpy call
-    per record cost more than the vectors themselves at unlock.
-    """
+def stacked(items: Sequence[VaultItem]) -> tuple[list[int], list[int], Windows]:
+    """The records' embedding windows as one float16 block (rows as sealed): which of
+    ``items`` have any, how many rows each, and the rows. One join and one ``frombuffer``
+    for all of them: a numpy call per record cost more than the vectors themselves."""
     import numpy as np
 
     row = DIM * 2
-    usable = [bool(it.vector) and len(it.vector or b"") % row == 0 for it in items]
-    joined = b"".join(it.vector or b"" for it, ok in zip(items, usable, strict=True) if ok)
-    matrix = np.frombuffer(joined, dtype="<f2").reshape(-1, DIM)
-    out: list[Windows | None] = []
+    which: list[int] = []
+    counts: list[int] = []
+    parts: list[bytes] = []
+    for i, it in enumerate(items):
+        vector = it.vector
+        if vector and len(vector) % row == 0:
+            which.append(i)
+            counts.append(len(vector) // row)
+            parts.append(vector)
+    return which, counts, np.frombuffer(b"".join(parts), dtype="<f2").reshape(-1, DIM)
+
+
+def windows_of(items: Sequence[VaultItem]) -> list[Windows | None]:
+    """Each record's embedding windows (a view of :func:`stacked`), ``None`` without any."""
+    which, counts, block = stacked(items)
+    out: list[Windows | None] = [None] * len(items)
     at = 0
-    for it, ok in zip(items, usable, strict=True):
-        if not ok:
-            out.append(None)
-            continue
-        n = len(it.vector or b"") // row
-        out.append(matrix[at : at + n])
+    for i, n in zip(which, counts, strict=True):
+        out[i] = block[at : at + n]
         at += n
     return out
 
 
+def inherit(
+    index: RecallIndex, items: Sequence[VaultItem], lookup: Callable[[str], VaultItem | None]
+) -> None:
+    """Give each correction among ``items`` the sealed windows of every memory down its chain
+    of corrections (``lookup`` reads a record by id, ``None`` when it is gone), so it answers
+    what they answered (:mod:`affidavit.recall.ranking.corrections`)."""
+    import numpy as np
+
+    inherited = []
+    for item in items:
+        chain: dict[str, VaultItem] = {}
+        todo = [str(i) for i in item.data.get("supersedes") or ()]
+        while todo:
+            old = lookup(todo.pop())
+            if old is not None and old.id not in chain and old.id != item.id:
+                chain[old.id] = old
+                todo += [str(i) for i in old.data.get("supersedes") or ()]
+        windows = [w for w in windows_of(list(chain.values())) if w is not None]
+        block = np.concatenate(windows) if windows else np.zeros((0, DIM), dtype=np.float32)
+        inherited.append((item.id, chain.keys(), block))  # none left: what it had goes
+    index.inherit_many(inherited)
+
+
 def build(items: Sequence[VaultItem], with_vectors: bool) -> RecallIndex:
-    """A new index of the searchable ``items`` (``with_vectors``: their sealed windows too)."""
+    """A new index of the searchable ``items`` (``with_vectors``: their sealed windows too,
+    and a correction the windows of what it corrected)."""
     chosen = [it for it in items if searchable(it)]
     windows = windows_of(chosen) if with_vectors else [None] * len(chosen)
     index = RecallIndex()
     index.add_many([(entry_of(it), w) for it, w in zip(chosen, windows, strict=True)])
+    if with_vectors:
+        _inherit_all(index, items, chosen)
     return index
 
 
+def _inherit_all(index: RecallIndex, items: Sequence[VaultItem], chosen: list[VaultItem]) -> None:
+    corrections = [it for it in chosen if it.data.get("supersedes")]
+    if corrections:
+        by_id = {it.id: it for it in items}
+        inherit(index, corrections, by_id.get)
+
+
 def image(index: RecallIndex, with_vectors: bool) -> bytes:
-    """The index as bytes for the vault's snapshot: which version of which memory sits in
-    which slot, and the keyword index itself (installed packs' records are left out: they
-    come from their own verified folders)."""
-    slots: list[list[Any]] = []
-    packs: list[list[Any]] = []
-    for e in index.entries():
-        (packs if is_pack_namespace(e.namespace) else slots).append([e.slot, e.id, e.seq])
+    """The index as bytes for the vault's snapshot: each memory's columns in slot order
+    (which version of which memory sits in which slot, and what ranking reads of every
+    memory) and the keyword index itself. Installed packs' records are left out: they come
+    from their own verified folders."""
+    columns = index.columns(lambda entry: not is_pack_namespace(entry.namespace))
     keyword = index.keyword
-    if packs:  # a copy without them (the live index keeps serving)
+    if len(columns.ids) < len(index):  # a copy without the packs' (the live index keeps serving)
         keyword = KeywordIndex(keyword.image(), len(keyword))
-        keyword.remove_many(slot for slot, _, _ in packs)
+        kept = set(columns.slots.tolist())
+        keyword.remove_many(s for s in index.by_slot if s not in kept)
     head = orjson.dumps(
-        {"version": IMAGE_VERSION, "vectors": with_vectors, "count": len(keyword), "slots": slots}
+        {
+            "version": IMAGE_VERSION,
+            "vectors": with_vectors,
+            "count": len(keyword),
+            "ids": columns.ids,
+        }
     )
-    return _LEN.pack(len(head)) + head + keyword.image()
+    arrays = [
+        columns.slots.astype("<i8").tobytes(),
+        columns.seqs.astype("<i8").tobytes(),
+        columns.importance.astype("<f8").tobytes(),
+        columns.opinion.astype(bool).tobytes(),
+        columns.threaded.astype(bool).tobytes(),
+    ]
+    return b"".join([_LEN.pack(len(head)), head, *arrays, keyword.image()])
 
 
 def restore(blob: bytes, items: Sequence[VaultItem], with_vectors: bool) -> RecallIndex | None:
     """The index of the searchable ``items``, from an :func:`image` (``None`` when the image
-    is of another version, or was made with or without vectors unlike now)."""
-    head = _header(blob)
-    if head is None or head["vectors"] != with_vectors:
+    is of another version, or was made with or without vectors unlike now).
+
+    A memory of the image is kept only when the vault holds that very version of it
+    (``(id, seq)``: a seq names one write, and a record's data never changes under it, so
+    it is still searchable); its entry is made from the vault's record when ranking first
+    reads it. The rest of the image is dropped, and whatever the image lacks is indexed
+    from its record."""
+    parsed = _parse(blob)
+    if parsed is None or parsed[0]["vectors"] != with_vectors:
         return None
-    chosen = [it for it in items if searchable(it)]
-    current = {(it.id, it.seq) for it in chosen}
-    slot_of: dict[str, int] = {}
-    stale: list[int] = []
-    for slot, rid, seq in head["slots"]:
-        if (rid, seq) in current:
-            slot_of[rid] = slot
-        else:
-            stale.append(slot)
-    (size,) = _LEN.unpack_from(blob)
-    keyword = KeywordIndex(blob[_LEN.size + size :], head["count"])
-    keyword.remove_many(stale)
-    windows = windows_of(chosen) if with_vectors else [None] * len(chosen)
-    kept: list[tuple[Entry, Windows | None]] = []
-    new: list[tuple[Entry, Windows | None]] = []
-    for it, w in zip(chosen, windows, strict=True):
-        entry = entry_of(it)
-        slot = slot_of.get(it.id)
-        if slot is None:
-            new.append((entry, w))
-        else:
-            entry.slot = slot
-            kept.append((entry, w))
-    kept.sort(key=lambda pair: pair[0].slot)
+    head, columns, keyword_image = parsed
+    current = {it.id: it for it in items}
+    rows: list[int] = []
+    records: list[VaultItem] = []
+    for row, (rid, seq) in enumerate(zip(columns.ids, columns.seqs.tolist(), strict=True)):
+        it = current.get(rid)
+        if it is not None and it.seq == seq:
+            del current[rid]
+            rows.append(row)
+            records.append(it)
+    import numpy as np
+
+    kept = columns.rows(np.asarray(rows, dtype=np.int64))
+    keyword = KeywordIndex(keyword_image, head["count"])
+    keyword.remove_many(sorted(set(columns.slots.tolist()) - set(kept.slots.tolist())))
     index = RecallIndex(keyword)
-    index.add_many(kept, indexed=True)
-    index.add_many(new)
+    index.adopt(kept, records, entry_of)
+    if with_vectors:
+        which, counts, block = stacked(records)
+        index.vector.add_block(kept.slots[which].tolist(), counts, block)
+    new = [it for it in current.values() if searchable(it)]
+    windows = windows_of(new) if with_vectors else [None] * len(new)
+    index.add_many([(entry_of(it), w) for it, w in zip(new, windows, strict=True)])
+    if with_vectors:
+        _inherit_all(index, items, records + new)
     return index
 
 
-def _header(blob: bytes) -> dict[str, Any] | None:
-    """The image's header when it is one this release reads, else ``None``."""
+def _parse(blob: bytes) -> tuple[dict[str, Any], Columns, bytes] | None:
+    """An image's header, columns and keyword index when it is one this release reads."""
+    import numpy as np
+
     try:
         (size,) = _LEN.unpack_from(blob)
         head = orjson.loads(blob[_LEN.size : _LEN.size + size])
@@ -167,4 +227,14 @@ def _header(blob: bytes) -> dict[str, Any] | None:
         return None
     if not isinstance(head, dict) or head.get("version") != IMAGE_VERSION:
         return None
-    return head
+    n = len(head["ids"])
+    at = _LEN.size + size
+    arrays = []
+    for dtype, width in (("<i8", 8), ("<i8", 8), ("<f8", 8), (bool, 1), (bool, 1)):
+        if at + n * width > len(blob):
+            return None
+        arrays.append(np.frombuffer(blob, dtype=dtype, count=n, offset=at))
+        at += n * width
+    slots, seqs, importance, opinion, threaded = arrays
+    columns = Columns(list(head["ids"]), slots, seqs, importance, opinion, threaded)
+    return head, columns, blob[at:]

@@ -30,6 +30,17 @@ def test_stemming_finds_inflections() -> None:
     assert k.postings("deploy") == [] and len(k) == 1
 
 
+def test_removing_many_counts_the_records_removed_only() -> None:
+    """The record count is every term's information: a restored index removes its stale
+    records in one batch, and FTS5's own bookkeeping writes must not count as records."""
+    k = KeywordIndex()
+    k.add_many([(slot, f"record {slot} about the kettle and the shelf") for slot in range(20)])
+    restored = KeywordIndex(k.image(), len(k))
+    restored.remove_many([3, 5, 7, 99])  # 99 was never there
+    assert len(restored) == 17
+    assert restored.df("kettle") == 17
+
+
 def test_stemming_keeps_inflections_together_and_other_words_apart() -> None:
     k = KeywordIndex()
     k.add_many(

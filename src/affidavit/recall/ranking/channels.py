@@ -185,9 +185,11 @@ class KeywordIndex:
     def remove_many(self, slots: Iterable[int]) -> None:
         """Drop many records in one statement batch (what a restored image no longer holds)."""
         self._changed()
-        before = self._db.total_changes
-        self._db.executemany("DELETE FROM fts WHERE rowid = ?", [(slot,) for slot in slots])
-        self._count -= self._db.total_changes - before
+        cur = self._db.executemany("DELETE FROM fts WHERE rowid = ?", [(slot,) for slot in slots])
+        # rowcount sums the deleted rows; total_changes also counts FTS5's own bookkeeping
+        # writes, which made a restored index's record count (and so every term's
+        # information) too small
+        self._count -= max(cur.rowcount, 0)
 
     def df(self, term: str) -> int:
         """How many records contain ``term`` (after stemming)."""
@@ -306,25 +308,32 @@ class VectorIndex:
         self.add_many([(slot, windows)])
 
     def add_many(self, items: list[tuple[int, npt.NDArray[np.floating]]]) -> None:
-        """Add many records' windows at once (unlock, import): one copy into the matrix and
-        one sum, not a numpy call per record (a 10k-memory unlock spent ~60 ms on those)."""
+        """Add many records' windows at once (unlock, import)."""
+        if not items:
+            return
         np = self._np
-        counts = [len(w) for _, w in items]
-        total = sum(counts)
+        block = np.concatenate([w for _, w in items]) if len(items) > 1 else items[0][1]
+        self.add_block([slot for slot, _ in items], [len(w) for _, w in items], block)
+
+    def add_block(
+        self, slots: Sequence[int], counts: Sequence[int], block: npt.NDArray[np.floating]
+    ) -> None:
+        """Add many records' windows as one block: ``counts[i]`` rows of ``block`` (in order)
+        for ``slots[i]``. One copy into the matrix and one sum, not a numpy call per record
+        (a 10k-memory unlock spent ~60 ms on those)."""
+        np = self._np
+        total = len(block)
         if not total:
             return
-        block = np.concatenate([w for _, w in items]) if len(items) > 1 else items[0][1]
         with self._lock:
             self._grow(total)
             start = self._size
             end = start + total
             self._matrix[start:end] = block
-            self._owner[start:end] = np.repeat([slot for slot, _ in items], counts)
-            row = start
-            rows_of = self._rows_of
-            for (slot, _), n in zip(items, counts, strict=True):
-                rows_of[slot] = range(row, row + n)
-                row += n
+            self._owner[start:end] = np.repeat(np.asarray(slots, dtype=np.int64), counts)
+            ends = (np.cumsum(counts) + start).tolist()
+            starts = [first - n for first, n in zip(ends, counts, strict=True)]
+            self._rows_of.update(zip(slots, map(range, starts, ends), strict=True))
             self._size = end
             self._sum += block.sum(axis=0, dtype=np.float64)
             self._live += total

@@ -1,29 +1,34 @@
 """The searchable memories of one vault view, and the search pipeline over them.
 
-:class:`RecallIndex` keeps every searchable memory's :class:`~.entry.Entry` under a small
-integer slot, its text in the keyword channel, its embedding windows in the vector channel
-(:mod:`.channels`) and the conversation links (:mod:`.conversation`).
+:class:`RecallIndex` keeps every searchable memory under a small integer slot: its
+:class:`~.entry.Entry` (made from its record on first read when the index was restored,
+:mod:`.entries`), its seq, importance and kind in arrays by slot, its text in the keyword
+channel, its embedding windows in the vector channel (:mod:`.channels`), the
+conversation links (:mod:`.conversation`) and, for a correction, the windows of what it
+corrected (:mod:`.corrections`).
 :meth:`RecallIndex.search` reads the channels, widens the vector pool while filters leave
 too few, scores (:mod:`.score`), picks the page (:mod:`.page`) and fills out a ``top_k``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from affidavit.recall.dates import spans
+from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.ranking import params
 from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex
 from affidavit.recall.ranking.conversation import Conversations, grown
+from affidavit.recall.ranking.corrections import Inherited
+from affidavit.recall.ranking.entries import Columns, Entries
 from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts
 from affidavit.recall.ranking.page import spread
 from affidavit.recall.ranking.score import (
     Evidence,
     exact_evidence,
     literal_evidence,
-    prior_ceiling,
     rank,
     sense,
 )
@@ -38,28 +43,32 @@ class RecallIndex:
 
     def __init__(self, keyword: KeywordIndex | None = None) -> None:
         """An empty index, or one over ``keyword`` restored from a snapshot's image (its
-        entries then come with :meth:`add_many` ``indexed=True``)."""
+        memories then come with :meth:`adopt`)."""
         import numpy as np
 
         self.keyword = keyword if keyword is not None else KeywordIndex()
         self.vector = VectorIndex()
-        self._entries: dict[str, Entry] = {}
-        self.by_slot: dict[int, Entry] = {}
+        self.by_slot = Entries()
+        self._slot_of: dict[str, int] = {}
         self._next_slot = 0
         self.conversations = Conversations()
-        #: Per slot, the entry's :func:`.score.prior_ceiling` (the bound that lets ranking stop
-        #: early).
-        self.ceilings: npt.NDArray[np.float64] = np.zeros(0)
+        self.inherited = Inherited()
+        #: Per slot: the memory's seq, importance and whether it is an opinion (what every
+        #: search reads of every candidate: the bound of :func:`.score.prior_ceilings`).
+        self.seqs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.importance: npt.NDArray[np.float64] = np.zeros(0)
+        self.opinion: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._slot_of)
 
     def __contains__(self, item_id: object) -> bool:
-        return item_id in self._entries
+        return item_id in self._slot_of
 
     def entry(self, item_id: str) -> Entry | None:
         """The indexed entry for an id, if it is searchable."""
-        return self._entries.get(item_id)
+        slot = self._slot_of.get(item_id)
+        return None if slot is None else self.by_slot[slot]
 
     def entry_at(self, slot: int) -> Entry | None:
         """The entry indexed under a slot (slots come from the channel searches)."""
@@ -71,40 +80,69 @@ class RecallIndex:
         best = sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
         return [(slot, self.by_slot[slot]) for slot in best]
 
-    def entries(self) -> Iterable[Entry]:
-        """Every searchable entry (no order promised)."""
-        return self._entries.values()
+    def columns(self, keep: Callable[[Entry], bool]) -> Columns:
+        """The per-memory columns of every indexed memory whose entry ``keep`` accepts (one
+        not made yet came from the vault and is kept), in slot order: a snapshot's image."""
+        import numpy as np
 
-    def add_many(
-        self,
-        items: Sequence[tuple[Entry, npt.NDArray[np.floating] | None]],
-        *,
-        indexed: bool = False,
-    ) -> None:
-        """Index entries with their embedding windows (``None`` = keyword only).
+        pairs = sorted(
+            (slot, rid)
+            for rid, slot in self._slot_of.items()
+            if (made := self.by_slot.made(slot)) is None or keep(made)
+        )
+        slots = np.array([slot for slot, _ in pairs], dtype=np.int64)
+        return Columns(
+            [rid for _, rid in pairs],
+            slots,
+            self.seqs[slots],
+            self.importance[slots],
+            self.opinion[slots],
+            self.conversations.threaded(slots),
+        )
 
-        ``indexed``: each entry keeps the slot it carries, under which the keyword index
-        already holds its text (an index restored from a snapshot's image): nothing is
-        stemmed or inserted again.
-        """
+    def adopt(self, columns: Columns, records: Sequence[Any], make: Callable[[Any], Entry]) -> None:
+        """Index memories whose text the keyword index already holds under their slots (an
+        index restored from a snapshot's image), each entry made from its record by ``make``
+        when first read; their windows go to :attr:`vector` separately."""
+        slots = columns.slots.tolist()
+        if not slots:
+            return
+        self._slot_of.update(zip(columns.ids, slots, strict=True))
+        self.by_slot.defer(slots, records, make)
+        self._next_slot = max(self._next_slot, max(slots) + 1)
+        self._fit(self._next_slot - 1)
+        self.seqs[columns.slots] = columns.seqs
+        self.importance[columns.slots] = columns.importance
+        self.opinion[columns.slots] = columns.opinion
+        for slot in columns.slots[columns.threaded].tolist():
+            self.conversations.link(self.by_slot[slot])
+
+    def _fit(self, slot: int) -> None:
+        self.seqs = grown(self.seqs, slot, 0)
+        self.importance = grown(self.importance, slot, 0.0)
+        self.opinion = grown(self.opinion, slot, False)
+
+    def add_many(self, items: Sequence[tuple[Entry, npt.NDArray[np.floating] | None]]) -> None:
+        """Index entries with their embedding windows (``None`` = keyword only)."""
         texts: list[tuple[int, str]] = []
         vectors: list[tuple[int, npt.NDArray[np.floating]]] = []
         for entry, windows in items:
-            if entry.id in self._entries:
+            if entry.id in self._slot_of:
                 self.remove(entry.id)
-            if indexed:
-                self._next_slot = max(self._next_slot, entry.slot + 1)
-            else:
-                entry.slot = self._next_slot
-                self._next_slot += 1
-                texts.append((entry.slot, entry.text))
-            self._entries[entry.id] = entry
-            self.by_slot[entry.slot] = entry
+            entry.slot = self._next_slot
+            self._next_slot += 1
+            texts.append((entry.slot, entry.text))
+            self._slot_of[entry.id] = entry.slot
+            self.by_slot.put(entry)
             self.conversations.link(entry)
-            self.ceilings = grown(self.ceilings, entry.slot, 0.0)
-            self.ceilings[entry.slot] = prior_ceiling(entry.importance, entry.kind)
             if windows is not None and len(windows):
                 vectors.append((entry.slot, windows))
+        if items:
+            self._fit(self._next_slot - 1)
+            for entry, _ in items:
+                self.seqs[entry.slot] = entry.seq
+                self.importance[entry.slot] = entry.importance
+                self.opinion[entry.slot] = entry.kind == MemoryKind.OPINION
         self.keyword.add_many(texts)
         self.vector.add_many(vectors)
 
@@ -112,15 +150,40 @@ class RecallIndex:
         """Index one entry."""
         self.add_many([(entry, windows)])
 
+    def inherit_many(
+        self, items: Sequence[tuple[str, Collection[str], npt.NDArray[np.floating]]]
+    ) -> None:
+        """Give each indexed correction ``(id, corrected ids, their windows)`` the meaning of
+        what it corrected (:mod:`.corrections`), in place of what it inherited before."""
+        vectors: list[tuple[int, npt.NDArray[np.floating]]] = []
+        for item_id, sources, windows in items:
+            owner = self._slot_of.get(item_id)
+            if owner is None:
+                continue
+            self._disinherit(owner)
+            if not len(windows):
+                continue
+            slot = self._next_slot
+            self._next_slot += 1
+            self.inherited.add(owner, slot, sources)
+            vectors.append((slot, windows))
+        self.vector.add_many(vectors)
+
+    def _disinherit(self, owner: int) -> None:
+        dropped = self.inherited.pop(owner)
+        if dropped is not None:
+            self.vector.remove(dropped)
+
     def remove(self, item_id: str) -> None:
         """Drop an entry from both channels (no-op if absent)."""
-        entry = self._entries.pop(item_id, None)
-        if entry is None:
+        slot = self._slot_of.pop(item_id, None)
+        if slot is None:
             return
-        del self.by_slot[entry.slot]
-        self.conversations.unlink(entry.slot)
-        self.keyword.remove(entry.slot)
-        self.vector.remove(entry.slot)
+        self.by_slot.discard(slot)
+        self._disinherit(slot)
+        self.conversations.unlink(slot)
+        self.keyword.remove(slot)
+        self.vector.remove(slot)
 
     def search(
         self,
@@ -154,14 +217,19 @@ class RecallIndex:
         for attempt in range(params.POOL_WIDENINGS + 1):
             if attempt == params.POOL_WIDENINGS:
                 pool = None
-            semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
+            semantic = (
+                self.inherited.fold(self.vector.search(query_vector, pool))
+                if query_vector is not None
+                else {}
+            )
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
             if attempt == 0 and semantic and query_vector is not None:
                 literal = literal.in_sense(sense(self.vector, semantic, query_vector, exhausted))
             words = literal.shares(None if exhausted else semantic.keys())
             evidence = Evidence(semantic, words, exact)
             best = rank(self, evidence, dates, filters, now, exclude, want, top_k is None)
-            hits = spread(best, want, self._entries, self.vector.similarity)
+            shown = {h.id: self.by_slot[self._slot_of[h.id]] for h in best}
+            hits = spread(best, want, shown, self.vector.similarity)
             if pool is None or len(hits) >= want or exhausted or not filters.active():
                 break
             pool = pool * params.POOL_GROWTH
@@ -177,7 +245,7 @@ class RecallIndex:
         rest = sorted(
             (
                 e
-                for e in self._entries.values()
+                for e in map(self.by_slot.__getitem__, self._slot_of.values())
                 if e.id not in taken and e.id not in exclude and filters.admits(e)
             ),
             key=lambda e: (-e.seq, e.id),

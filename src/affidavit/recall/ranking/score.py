@@ -41,10 +41,14 @@ if TYPE_CHECKING:
 class Scored(Protocol):
     """What scoring reads of the index (:class:`~.index.RecallIndex`)."""
 
-    by_slot: dict[int, Entry]
+    @property
+    def by_slot(self) -> Mapping[int, Entry]:
+        """The indexed entries by slot."""
+
     conversations: Conversations
-    #: Per slot, the entry's :func:`prior_ceiling` (the bound that lets ranking stop early).
-    ceilings: npt.NDArray[np.float64]
+    #: Per slot, the entry's importance and whether it is an opinion (:func:`prior_ceilings`).
+    importance: npt.NDArray[np.float64]
+    opinion: npt.NDArray[np.bool_]
 
 
 def prior(importance: float, kind: str, affirmed: str | None, now: datetime) -> float:
@@ -56,9 +60,17 @@ def prior(importance: float, kind: str, affirmed: str | None, now: datetime) -> 
     return value
 
 
-def prior_ceiling(importance: float, kind: str) -> float:
-    """The largest :func:`prior` a memory can get: its opinion bonus at age 0."""
-    return _importance_prior(importance) + (params.W_OPINION if kind == MemoryKind.OPINION else 0.0)
+def prior_ceilings(
+    importance: npt.NDArray[np.float64], opinion: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.float64]:
+    """The largest :func:`prior` each memory can get: its opinion bonus at age 0 (the same
+    arithmetic as :func:`prior`, so a ceiling is never below the prior it bounds)."""
+    import numpy as np
+
+    ceilings: npt.NDArray[np.float64] = (
+        1.0 + params.W_IMP * (2.0 * np.minimum(1.0, np.maximum(0.0, importance)) - 1.0)
+    ) + np.where(opinion, params.W_OPINION, 0.0)
+    return ceilings
 
 
 def _importance_prior(importance: float) -> float:
@@ -347,7 +359,8 @@ def rank(
     # Priors are computed in order of each candidate's best possible score, its relevance
     # x its prior ceiling x its date prior, and only while that could still reach the
     # pool: once the bound is below the pool's worst score nothing further down can enter.
-    bounds = totals * index.ceilings[slots] * date_prior
+    ceilings = prior_ceilings(index.importance[slots], index.opinion[slots])
+    bounds = totals * ceilings * date_prior
     pool = max(want, params.DIVERSITY_POOL)
     pool_scores: list[float] = []  # min-heap of the pool's scores so far
     hits: list[Hit] = []
