@@ -8,6 +8,7 @@ import socket
 import stat
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -151,6 +152,52 @@ def test_a_killed_service_is_restarted_for_the_next_request(runtime: Path) -> No
     remote.close()
 
 
+def test_a_request_sent_early_gets_its_own_vectors(runtime: Path, local: emb.Embedder) -> None:
+    """A search sends its question before reading its keyword channel (``start``); a
+    request made meanwhile, from another thread, must not take that reply as its own."""
+    remote = svc.connect()
+    assert remote is not None
+    question = local.windows("where does the deploy key live?")[:1]
+    other = local.windows("The backups run at night.")[:1]
+    read_question = remote.start(question)
+    assert np.array_equal(remote(other), local._run(other))  # reads the question's reply first
+    assert np.array_equal(read_question(), local._run(question))
+    read_again = remote.start(question)
+    assert np.array_equal(read_again(), local._run(question))
+    remote.close()
+
+
+def test_a_request_sent_before_the_service_died_is_asked_again(
+    runtime: Path, local: emb.Embedder
+) -> None:
+    remote = svc.connect()
+    assert remote is not None
+    remote([[101, 2000, 102]])
+    pid = model_service_pid(runtime)
+    assert pid is not None
+    os.kill(pid, 19)  # stopped: the request is sent, its reply never comes
+    question = local.windows("who rotated the deploy key?")[:1]
+    read_question = remote.start(question)
+    os.kill(pid, 9)
+    os.kill(pid, 18)
+    deadline = time.monotonic() + GUARD_S
+    while process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert np.array_equal(read_question(), local._run(question))  # redialled, asked again
+    remote.close()
+
+
+def test_a_shared_model_question_matches_the_local_one(runtime: Path, local: emb.Embedder) -> None:
+    remote = svc.connect()
+    assert remote is not None
+    shared = emb.Embedder(emb.locate(emb.TOKENIZER_FILE), remote)
+    text = "which port does the staging database listen on?"
+    soon = shared.embed_query_soon(text)
+    assert np.array_equal(soon(), local.embed_query(text))
+    assert np.array_equal(shared.embed_query_soon(text)(), soon())  # from the cache
+    remote.close()
+
+
 def test_the_service_exits_once_idle(runtime: Path) -> None:
     remote = svc.connect()
     assert remote is not None
@@ -181,3 +228,37 @@ def test_the_mode_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert emb.mode() == "local"
     monkeypatch.setenv(emb.MODE_ENV, "nonsense")
     assert emb.mode() in emb.MODES
+
+
+_HEAP_PROBE = """
+import sys
+from affidavit.recall import onnx_model
+if sys.argv[1] == "fixed":
+    onnx_model.map_large_buffers()
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+big = bytearray(8 << 20)  # freed: glibc's own threshold would rise to 8 MiB
+del big
+before = rss()
+held = bytearray(4 << 20)  # below that threshold: from the heap, unless mapped on its own
+del held
+print(rss() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+def test_the_service_returns_a_long_windows_buffers_when_freed() -> None:
+    """What the service does at start (``map_large_buffers``): a freed multi-MB buffer
+    (a long window's activations) leaves the process instead of staying resident."""
+
+    def kept(mode: str) -> int:
+        done = subprocess.run(
+            [PYTHON, "-c", _HEAP_PROBE, mode], capture_output=True, text=True, timeout=GUARD_S
+        )
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout)
+
+    assert kept("glibc") >= 3 << 20  # glibc alone keeps it
+    assert kept("fixed") < 1 << 20

@@ -42,6 +42,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +59,7 @@ from affidavit.recall.onnx_model import (
 )
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
     import numpy.typing as npt
@@ -131,13 +132,23 @@ class Embedder:
     def _run(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
         return self._model(batch)
 
-    def embed_query_soon(self, text: str) -> Future[npt.NDArray[np.float32]]:
-        """Start embedding a question on the embedder's own thread; ``.result()`` waits.
+    def embed_query_soon(self, text: str) -> Callable[[], npt.NDArray[np.float32]]:
+        """Start embedding a question; calling the returned function waits for its vector.
 
-        onnxruntime releases the GIL while it runs, so a search reads its literal channel
-        (FTS5 postings, ~1 ms at 10k memories) while the question is being embedded.
+        A search reads its literal channel (FTS5 postings, ~1 ms at 10k memories) while the
+        question is embedded: with the shared model the request is sent from this thread
+        before returning (:meth:`~.model_service.RemoteModel.start`); with the model in
+        this process it runs on the embedder's own thread (onnxruntime releases the GIL).
         """
-        return self._worker.submit(self.embed_query, text)
+        with self._recent_lock:
+            known = self._recent.get(text)
+        if known is not None:
+            return lambda: self.embed_query(text)  # from the cache, at once
+        start = getattr(self._model, "start", None)
+        if start is None:
+            return self._worker.submit(self.embed_query, text).result
+        pending = start(self.windows(text)[:1])
+        return lambda: self._remember(text, pending()[0])
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """One vector for a search question (its first window: questions are short).
@@ -150,13 +161,16 @@ class Embedder:
             if known is not None:
                 self._recent.move_to_end(text)
                 return known
-        first: npt.NDArray[np.float32] = self._run(self.windows(text)[:1])[0]
-        first.setflags(write=False)
+        return self._remember(text, self._run(self.windows(text)[:1])[0])
+
+    def _remember(self, text: str, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Keep a question's vector among the recent ones (read-only from now on)."""
+        vector.setflags(write=False)
         with self._recent_lock:
-            self._recent[text] = first
+            self._recent[text] = vector
             if len(self._recent) > QUERY_CACHE:
                 self._recent.popitem(last=False)
-        return first
+        return vector
 
     def embed_windows(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
         """For each text, a (windows x 384) matrix: every distinct window embedded once, in

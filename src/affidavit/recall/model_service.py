@@ -36,11 +36,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from affidavit.core.errors import IntegrityError, UnsupportedError
-from affidavit.recall.onnx_model import DIM, MODEL_FILE, local_model
+from affidavit.recall.onnx_model import DIM, MODEL_FILE, local_model, map_large_buffers
 from affidavit.vault import session_dir
 
 if TYPE_CHECKING:
@@ -104,21 +105,30 @@ def peer_uid(sock: socket.socket) -> int:
 class RemoteModel:
     """Token windows to vectors through the service; the local model once it is gone.
 
-    One connection, one request at a time (a lock): a server embeds one question or one
-    batch at a time anyway. A broken connection is redialled once (restarting the service);
-    if that fails too, the model is loaded here and used for the rest of the process.
+    One connection, one request on the wire at a time (a lock): a server embeds one
+    question or one batch at a time anyway. A broken connection is redialled once
+    (restarting the service); if that fails too, the model is loaded here and used for the
+    rest of the process.
+
+    :meth:`start` sends a request from the calling thread and returns at once: a search
+    sends its question first and reads its keyword channel while the service runs the
+    model. (Handing the request to another thread instead cost ~1 ms a search: that thread
+    waited for the interpreter lock until the keyword channel was done, so nothing
+    overlapped; issue 27, docs/performance.md.)
     """
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock: socket.socket | None = sock
         self._lock = threading.Lock()
         self._local: Model | None = None
+        self._unread: Pending | None = None  # sent, its reply not read yet
 
     def __call__(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
         with self._lock:
             if self._local is None:
                 for attempt in range(2):
                     try:
+                        self._read_unread()
                         if self._sock is None:
                             self._sock = _dial_or_start()
                         return _ask(self._sock, batch)
@@ -129,11 +139,58 @@ class RemoteModel:
                 self._local = local_model()
             return self._local(batch)
 
+    def start(self, batch: list[list[int]]) -> Callable[[], npt.NDArray[np.float32]]:
+        """Send ``batch`` now; the returned function reads its vectors (any failure: the
+        batch is embedded again by :meth:`__call__`, with its redial and fallback)."""
+        with self._lock:
+            try:
+                if self._local is None and self._sock is not None:
+                    self._read_unread()
+                    _send(self._sock, batch)
+                    pending = self._unread = Pending(self, batch)
+                    return pending.result
+            except (OSError, ServiceError):
+                self.close()
+        return lambda: self(batch)
+
+    def _read_unread(self) -> None:
+        """Read the reply of a request whose caller has not (its result is kept for it)."""
+        if self._unread is not None and self._sock is not None:
+            pending, self._unread = self._unread, None
+            pending.vectors = _reply(self._sock, len(pending.batch))
+
+    def _collect(self, pending: Pending) -> npt.NDArray[np.float32]:
+        """``pending``'s vectors: read now if nobody has, asked again if its connection
+        broke before its reply came."""
+        with self._lock:
+            if self._unread is pending:
+                try:
+                    self._read_unread()
+                except (OSError, ServiceError) as exc:
+                    logger.info("model service: %s (asking again)", exc)
+                    self.close()
+        if pending.vectors is not None:
+            return pending.vectors
+        return self(pending.batch)
+
     def close(self) -> None:
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.close()
             self._sock = None
+        self._unread = None  # its caller asks again (see _collect)
+
+
+class Pending:
+    """A request on the wire; its reply is read by whoever needs the connection first."""
+
+    def __init__(self, model: RemoteModel, batch: list[list[int]]) -> None:
+        self.model = model
+        self.batch = batch
+        self.vectors: npt.NDArray[np.float32] | None = None
+
+    def result(self) -> npt.NDArray[np.float32]:
+        return self.model._collect(self)
 
 
 def connect() -> RemoteModel | None:
@@ -198,14 +255,22 @@ def _start() -> subprocess.Popen[bytes]:
 
 
 def _ask(sock: socket.socket, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+    _send(sock, batch)
+    return _reply(sock, len(batch))
+
+
+def _send(sock: socket.socket, batch: list[list[int]]) -> None:
+    _write_frame(sock, json.dumps(batch, separators=(",", ":")).encode())
+
+
+def _reply(sock: socket.socket, windows: int) -> npt.NDArray[np.float32]:
     import numpy as np
 
-    _write_frame(sock, json.dumps(batch, separators=(",", ":")).encode())
     rows, size = _REPLY.unpack(_read_exactly(sock, _REPLY.size))
     body = _read_exactly(sock, size)
     if rows < 0:
         raise ServiceError(f"the model service refused the request: {body.decode()[:200]}")
-    if rows != len(batch) or size != rows * DIM * 4:
+    if rows != windows or size != rows * DIM * 4:
         raise ServiceError("the model service answered with the wrong shape")
     return np.frombuffer(body, dtype="<f4").reshape(rows, DIM)
 
@@ -343,6 +408,7 @@ def main() -> int:
         os.close(lock)
         return ALREADY_RUNNING
     path = directory / SOCKET_NAME
+    map_large_buffers()  # a long window's buffers must not stay resident for the service's life
     try:
         model = LoadingModel()
         with contextlib.suppress(FileNotFoundError):
