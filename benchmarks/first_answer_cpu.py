@@ -51,14 +51,16 @@ def servers_cpu() -> float:
     return total
 
 
-async def one_start(tool: sbs.MemoryTool) -> tuple[float, float]:
-    """Wall and server CPU milliseconds from spawn to the first search's answer."""
+async def one_start(tool: sbs.MemoryTool, linger: float = 0.0) -> tuple[float, float]:
+    """Wall and server CPU milliseconds from spawn to the first search's answer (the server
+    kept ``linger`` seconds longer, for its warm-up to seal a snapshot)."""
     began = time.perf_counter()
     async with client(tool.server()) as session:
         await session.list_tools()
         await session.call_tool("memory_search", {"query": QUESTION})
         wall = time.perf_counter() - began
         cpu = servers_cpu()
+        await asyncio.sleep(linger)
     return wall * 1000, cpu * 1000
 
 
@@ -79,8 +81,7 @@ async def measure(work: Path, rounds: int, trees: dict[str, str], copies: bool) 
         tool = sbs.affidavit_tool(homes[name])
         run(tool.unlock, tool.unlock_env, tool.unlock_stdin)
         if copies:  # this tree's own snapshot, sealed by its warm-up (not measured)
-            await one_start(tool)
-            await asyncio.sleep(3)
+            await one_start(tool, linger=5.0)
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {sbs.load()}")
     for _ in range(rounds):
         for name, src in trees.items():
