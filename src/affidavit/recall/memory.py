@@ -180,6 +180,7 @@ class Memory:
         self._embedder = None if embedder is _AUTO else embedder
         self._embedder_ready = embedder is not _AUTO
         self._index: RecallIndex | None = None
+        self._image_unused = False
         self._lock = threading.RLock()
         self._changes: deque[Change] = deque()
         self._expiring: dict[str, str] = {}
@@ -212,6 +213,9 @@ class Memory:
                 vectors = self.embedder is not None
                 restored = index_build.restore(image, items, vectors) if image else None
                 self._index = restored or index_build.build(items, vectors)
+                # the vault opened from a snapshot whose image was of no use (another
+                # release's layout): the next warm-up seals a new one, however current
+                self._image_unused = restored is None and self.vault.snapshot_lag is not None
                 trim_heap()
             return self._index
 
@@ -251,15 +255,19 @@ class Memory:
     def save_snapshot(self, *, lag: int = 0) -> bool:
         """Seal the vault's RAM view with this index's image into the vault's snapshot, so
         the next process opens and indexes the vault from it (ADR 0210), when the snapshot
-        is more than ``lag`` writes behind or missing; whether one was written. The image
+        is more than ``lag`` writes behind or missing, or its image of the index was of no use
+        (another release's layout); whether one was written. The image
         is taken under the lock, the sealing runs outside it (a search need not wait)."""
         with self._lock:
             self._sync()
+            index = self.index
             behind = self.vault.snapshot_lag
-            if behind is not None and behind <= lag:
+            renew = self._image_unused
+            if behind is not None and behind <= lag and not renew:
                 return False
-            section = index_build.image(self.index, self.embedder is not None)
-        return self.vault.save_snapshot({index_build.SECTION: section})
+            section = index_build.image(index, self.embedder is not None)
+            self._image_unused = False
+        return self.vault.save_snapshot({index_build.SECTION: section}, renew=renew)
 
     def rebuild_index(self) -> int:
         """Drop the RAM index and build it again from the vault (after a re-embed); its size."""
@@ -326,10 +334,12 @@ class Memory:
 
     def _note(self, item: VaultItem) -> None:
         """Keep what reads filter on without opening every record: expiry days, evidence."""
-        if item.data.get("expires"):
-            self._expiring[item.id] = str(item.data["expires"])
-        if item.data.get("evidence"):
-            self._evidenced[item.id] = parse_evidence(item.data["evidence"])
+        expires = item.field("expires")  # no decode of a record that holds neither
+        if expires:
+            self._expiring[item.id] = str(expires)
+        evidence = item.field("evidence")
+        if evidence:
+            self._evidenced[item.id] = parse_evidence(evidence)
 
     def _proven(self) -> frozenset[str]:
         """The memories whose evidence holds now: each set of items judged once per call,
