@@ -21,7 +21,7 @@ thread or not), so a stale image costs time, never a wrong answer.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -105,13 +105,46 @@ def windows_of(items: Sequence[VaultItem]) -> list[Windows | None]:
     return out
 
 
+def inherit(
+    index: RecallIndex, items: Sequence[VaultItem], lookup: Callable[[str], VaultItem | None]
+) -> None:
+    """Give each correction among ``items`` the sealed windows of every memory down its chain
+    of corrections (``lookup`` reads a record by id, ``None`` when it is gone), so it answers
+    what they answered (:mod:`affidavit.recall.ranking.corrections`)."""
+    import numpy as np
+
+    inherited = []
+    for item in items:
+        chain: dict[str, VaultItem] = {}
+        todo = [str(i) for i in item.data.get("supersedes") or ()]
+        while todo:
+            old = lookup(todo.pop())
+            if old is not None and old.id not in chain and old.id != item.id:
+                chain[old.id] = old
+                todo += [str(i) for i in old.data.get("supersedes") or ()]
+        windows = [w for w in windows_of(list(chain.values())) if w is not None]
+        block = np.concatenate(windows) if windows else np.zeros((0, DIM), dtype=np.float32)
+        inherited.append((item.id, chain.keys(), block))  # none left: what it had goes
+    index.inherit_many(inherited)
+
+
 def build(items: Sequence[VaultItem], with_vectors: bool) -> RecallIndex:
-    """A new index of the searchable ``items`` (``with_vectors``: their sealed windows too)."""
+    """A new index of the searchable ``items`` (``with_vectors``: their sealed windows too,
+    and a correction the windows of what it corrected)."""
     chosen = [it for it in items if searchable(it)]
     windows = windows_of(chosen) if with_vectors else [None] * len(chosen)
     index = RecallIndex()
     index.add_many([(entry_of(it), w) for it, w in zip(chosen, windows, strict=True)])
+    if with_vectors:
+        _inherit_all(index, items, chosen)
     return index
+
+
+def _inherit_all(index: RecallIndex, items: Sequence[VaultItem], chosen: list[VaultItem]) -> None:
+    corrections = [it for it in chosen if it.data.get("supersedes")]
+    if corrections:
+        by_id = {it.id: it for it in items}
+        inherit(index, corrections, by_id.get)
 
 
 def image(index: RecallIndex, with_vectors: bool) -> bytes:
@@ -178,6 +211,8 @@ def restore(blob: bytes, items: Sequence[VaultItem], with_vectors: bool) -> Reca
     new = [it for it in current.values() if searchable(it)]
     windows = windows_of(new) if with_vectors else [None] * len(new)
     index.add_many([(entry_of(it), w) for it, w in zip(new, windows, strict=True)])
+    if with_vectors:
+        _inherit_all(index, items, records + new)
     return index
 
 

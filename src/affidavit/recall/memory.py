@@ -262,9 +262,29 @@ class Memory:
                 self._note(item)
             if self._index is None:
                 continue  # built later from the vault, which already holds this change
+            heirs = set(self._index.inherited.heirs(change.id))
             self._index.remove(change.id)
             if live and item is not None and searchable(item):
-                self._index.add(entry_of(item), self._windows_of(item))
+                entry = entry_of(item)
+                self._index.add(entry, self._windows_of(item))
+                if item.data.get("supersedes"):
+                    heirs.add(entry.slot)
+            self._reinherit(self._index, heirs)
+
+    def _reinherit(self, index: RecallIndex, slots: set[int]) -> None:
+        """Give these corrections what they inherit from the records as they are now (a
+        memory one corrected was changed, forgotten or shredded: its meaning goes with it)."""
+        if self.embedder is None or not slots:
+            return
+        entries = [index.entry_at(slot) for slot in slots]
+        items = [self._record(e.id) for e in entries if e is not None]
+        index_build.inherit(index, [it for it in items if it is not None], self._record)
+
+    def _record(self, item_id: str) -> VaultItem | None:
+        try:
+            return self.vault.get(item_id)
+        except NotFoundError:
+            return None
 
     def _note(self, item: VaultItem) -> None:
         """Keep what reads filter on without opening every record: expiry days, evidence."""

@@ -13,6 +13,8 @@ The core scorer, for every memory (docs/recall.md, "How ranking works"):
   scaled by how far its memories are in the question's sense). ``exact`` is ``1/n`` when
   the memory is one of ``n`` holding an id, port, version, env var, host or path written in
   the question (:func:`.score.exact_terms`). No channel can take away what another gives.
+  A correction's ``cos`` is also read from the windows of what it corrected, less
+  INHERITED_DISCOUNT (:mod:`.corrections`, ADR 235).
 - Priors multiply relevance, so they reorder matches and never surface a non-match:
   importance centred on 0.5; for an opinion, a recency bonus halving every
   OPINION_HALF_LIFE_DAYS since its last re-affirmation; for a question that names a date
@@ -33,7 +35,8 @@ away from restated turns (:mod:`.page`). Authored memories get none of it.
 Modules: :mod:`.params` (every constant: what it means, why it has its value),
 :mod:`.channels` (the keyword and vector indexes), :mod:`.entry` (what ranking holds of a
 memory), :mod:`.index` (:class:`RecallIndex` and its search), :mod:`.score` (the formulas
-above), :mod:`.page` (diversity) and :mod:`.conversation` (thread links).
+above), :mod:`.page` (diversity), :mod:`.conversation` (thread links) and
+:mod:`.corrections` (what a correction inherits).
 """
 
 from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts

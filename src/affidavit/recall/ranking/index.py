@@ -3,15 +3,16 @@
 :class:`RecallIndex` keeps every searchable memory under a small integer slot: its
 :class:`~.entry.Entry` (made from its record on first read when the index was restored,
 :mod:`.entries`), its seq, importance and kind in arrays by slot, its text in the keyword
-channel, its embedding windows in the vector channel (:mod:`.channels`) and the
-conversation links (:mod:`.conversation`).
+channel, its embedding windows in the vector channel (:mod:`.channels`), the
+conversation links (:mod:`.conversation`) and, for a correction, the windows of what it
+corrected (:mod:`.corrections`).
 :meth:`RecallIndex.search` reads the channels, widens the vector pool while filters leave
 too few, scores (:mod:`.score`), picks the page (:mod:`.page`) and fills out a ``top_k``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from affidavit.recall.kinds import MemoryKind
 from affidavit.recall.ranking import params
 from affidavit.recall.ranking.channels import KeywordIndex, VectorIndex
 from affidavit.recall.ranking.conversation import Conversations, grown
+from affidavit.recall.ranking.corrections import Inherited
 from affidavit.recall.ranking.entries import Columns, Entries
 from affidavit.recall.ranking.entry import Entry, Filters, Hit, ScoreParts
 from affidavit.recall.ranking.page import spread
@@ -50,6 +52,7 @@ class RecallIndex:
         self._slot_of: dict[str, int] = {}
         self._next_slot = 0
         self.conversations = Conversations()
+        self.inherited = Inherited()
         #: Per slot: the memory's seq, importance and whether it is an opinion (what every
         #: search reads of every candidate: the bound of :func:`.score.prior_ceilings`).
         self.seqs: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
@@ -147,12 +150,37 @@ class RecallIndex:
         """Index one entry."""
         self.add_many([(entry, windows)])
 
+    def inherit_many(
+        self, items: Sequence[tuple[str, Collection[str], npt.NDArray[np.floating]]]
+    ) -> None:
+        """Give each indexed correction ``(id, corrected ids, their windows)`` the meaning of
+        what it corrected (:mod:`.corrections`), in place of what it inherited before."""
+        vectors: list[tuple[int, npt.NDArray[np.floating]]] = []
+        for item_id, sources, windows in items:
+            owner = self._slot_of.get(item_id)
+            if owner is None:
+                continue
+            self._disinherit(owner)
+            if not len(windows):
+                continue
+            slot = self._next_slot
+            self._next_slot += 1
+            self.inherited.add(owner, slot, sources)
+            vectors.append((slot, windows))
+        self.vector.add_many(vectors)
+
+    def _disinherit(self, owner: int) -> None:
+        dropped = self.inherited.pop(owner)
+        if dropped is not None:
+            self.vector.remove(dropped)
+
     def remove(self, item_id: str) -> None:
         """Drop an entry from both channels (no-op if absent)."""
         slot = self._slot_of.pop(item_id, None)
         if slot is None:
             return
         self.by_slot.discard(slot)
+        self._disinherit(slot)
         self.conversations.unlink(slot)
         self.keyword.remove(slot)
         self.vector.remove(slot)
@@ -189,7 +217,11 @@ class RecallIndex:
         for attempt in range(params.POOL_WIDENINGS + 1):
             if attempt == params.POOL_WIDENINGS:
                 pool = None
-            semantic = self.vector.search(query_vector, pool) if query_vector is not None else {}
+            semantic = (
+                self.inherited.fold(self.vector.search(query_vector, pool))
+                if query_vector is not None
+                else {}
+            )
             exhausted = pool is None or query_vector is None or pool >= len(self.vector)
             if attempt == 0 and semantic and query_vector is not None:
                 literal = literal.in_sense(sense(self.vector, semantic, query_vector, exhausted))
