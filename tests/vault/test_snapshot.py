@@ -12,6 +12,7 @@ import shutil
 import stat
 from pathlib import Path
 
+import orjson
 import pytest
 
 from affidavit.core.errors import IntegrityError
@@ -251,3 +252,62 @@ def test_sections_are_bound_to_their_snapshot() -> None:
     assert snapshot.open_sealed(key, vid, b"".join(first)).sections == {"a": b"one", "b": b"two"}
     with pytest.raises(IntegrityError):
         snapshot.open_sealed(key, vid, spliced)
+
+
+def test_a_snapshot_in_the_layout_before_lazy_records_is_ignored_not_misread(
+    vault: Vault,
+) -> None:
+    """A snapshot whose records are release 1's single ``vault.records`` JSON (sealed under
+    the vault's own snapshot key, at the log's current position: everything about it holds
+    but its layout) is ignored, the log decrypted, and the next save writes this layout."""
+    _facts(vault, 6)
+    key = vault._snapshot_key()
+    items = [*vault.items(), *vault._internal.values()]
+    records = [
+        [it.id, it.kind, it.namespace, it.seq, it.saved_at, it.data, len(it.vector or b"")]
+        for it in items
+    ]
+    old = {
+        "vault.records": orjson.dumps({"records": records, "gone": []}),
+        "vault.vectors": b"".join(it.vector or b"" for it in items),
+    }
+    at = snapshot.Position(vault.seq, vault._audit_n, vault._audit_head, len(items))
+    snapshot.write(vault.path, snapshot.seal(key, vault.vault_id, at, old))
+    want = _view(vault)
+
+    reopened = _reopen(vault)
+    try:
+        assert reopened.snapshot_lag is None  # not used: decrypted from the log
+        assert _view(reopened) == want
+        assert reopened.save_snapshot()
+    finally:
+        reopened.close()
+    again = Vault.open(vault.path, passphrase=TEST_PASSPHRASE)
+    try:
+        assert again.snapshot_lag == 0
+        assert _view(again) == want
+    finally:
+        again.close()
+
+
+def test_records_opened_from_the_snapshot_decode_only_when_read(vault: Vault) -> None:
+    """A record from the snapshot keeps its JSON until read; ``field`` answers a key it does
+    not hold without decoding, and the same as ``data.get`` for keys it holds, including a
+    key's name written inside a value."""
+    quoted = 'the word "expires" in quotes'
+    vault.put(NewItem(data={"text": quoted, "source": "s"}))
+    vault.put(NewItem(data={"text": "plain", "source": "s", "expires": "2030-01-01"}))
+    vault.save_snapshot()
+    want = _view(vault)
+    reopened = _reopen(vault)
+    try:
+        assert reopened.snapshot_lag == 0
+        items = list(reopened.items())
+        assert [it.field("superseded_by") for it in items] == [None, None]
+        assert all(it._data is None for it in items)  # no record names it: none decoded
+        by_text = {it.field("text"): it for it in items}
+        assert by_text["plain"].field("expires") == "2030-01-01"
+        assert by_text[quoted].field("expires") is None
+        assert _view(reopened) == want
+    finally:
+        reopened.close()

@@ -72,7 +72,7 @@ def entry_of(item: VaultItem) -> Entry:
 
 def searchable(item: VaultItem) -> bool:
     """Whether a record belongs in the index: a memory nothing superseded."""
-    return item.kind == MEMORY and not item.data.get("superseded_by")
+    return item.kind == MEMORY and not item.field("superseded_by")
 
 
 def stacked(items: Sequence[VaultItem]) -> tuple[list[int], list[int], Windows]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import logging
 import secrets
 import threading
@@ -53,8 +52,11 @@ SETTING = "_setting"
 AUTO_LOCK_SETTING = "auto_lock_minutes"
 _OPS = {LIVE: "put", FORGOTTEN: "forget", SHREDDED: "shred"}
 _KEEP: Any = object()
-#: The snapshot's own sections: the records (JSON) and their vectors (raw bytes, in order).
-_RECORDS = "vault.records"
+#: The snapshot's own sections: the records' fields as JSON columns, their data (each
+#: record's JSON, concatenated) and their vectors (raw bytes, concatenated), in one order.
+#: (Release 1's single ``vault.records`` section is not read: that snapshot is ignored.)
+_COLUMNS = "vault.columns"
+_DATA = "vault.data"
 _VECTORS = "vault.vectors"
 
 
@@ -344,7 +346,10 @@ class Vault:
                 opened = snapshot.open_sealed(key, self.vault_id, data)
                 del data
                 at = opened.position
-                self._restore_view(opened.sections.pop(_RECORDS), opened.sections.pop(_VECTORS))
+                sections = opened.sections
+                self._restore_view(
+                    sections.pop(_COLUMNS), sections.pop(_DATA), sections.pop(_VECTORS)
+                )
                 self._seq, self._audit_n, self._audit_head = at.seq, at.audit_n, at.audit_head
                 tail = self._tail(store, keys, anchor)
                 stored = store.versions()
@@ -382,31 +387,37 @@ class Vault:
             if not holds:
                 raise IntegrityError(f"record {rid} is not the version the view holds")
 
-    def _restore_view(self, records: bytes, vectors: bytes) -> None:
-        """RAM from a snapshot's records (the inverse of :meth:`_view_sections`)."""
-        view = orjson.loads(records)
-        at = 0
-        for rid, kind, namespace, seq, saved_at, data, size in view["records"]:
-            vector = vectors[at : at + size] if size else None
-            at += size
-            item = VaultItem(rid, kind, namespace, seq, saved_at, data, vector)
-            (self._internal if kind.startswith("_") else self._live)[rid] = item
-        if at != len(vectors):
-            raise IntegrityError("the snapshot's vectors do not match its records")
+    def _restore_view(self, columns: bytes, data: bytes, vectors: bytes) -> None:
+        """RAM from a snapshot's records (the inverse of :meth:`_view_sections`): one item
+        per record whose data stays JSON until read (:meth:`VaultItem.encoded`)."""
+        view = orjson.loads(columns)
+        fields = [view[name] for name in ("ids", "kinds", "namespaces", "seqs", "saved_at")]
+        items = VaultItem.encoded(fields, data, view["data_sizes"], vectors, view["vector_sizes"])
+        live, internal = self._live, self._internal
+        for item in items:
+            (internal if item.kind.startswith("_") else live)[item.id] = item
         self._gone = {rid: int(state) for rid, state in view["gone"]}
 
     def _view_sections(self) -> dict[str, bytes]:
         """This view's records as the snapshot keeps them (call under the lock)."""
-        records = []
-        vectors = []
-        for it in itertools.chain(self._live.values(), self._internal.values()):
-            vector = it.vector or b""
-            records.append(
-                [it.id, it.kind, it.namespace, it.seq, it.saved_at, it.data, len(vector)]
-            )
-            vectors.append(vector)
-        view = orjson.dumps({"records": records, "gone": list(self._gone.items())})
-        return {_RECORDS: view, _VECTORS: b"".join(vectors)}
+        items = [*self._live.values(), *self._internal.values()]
+        data = [it.data_json() for it in items]
+        vectors = [it.vector or b"" for it in items]
+        view = {
+            "ids": [it.id for it in items],
+            "kinds": [it.kind for it in items],
+            "namespaces": [it.namespace for it in items],
+            "seqs": [it.seq for it in items],
+            "saved_at": [it.saved_at for it in items],
+            "data_sizes": [len(d) for d in data],
+            "vector_sizes": [len(v) for v in vectors],
+            "gone": list(self._gone.items()),
+        }
+        return {
+            _COLUMNS: orjson.dumps(view),
+            _DATA: b"".join(data),
+            _VECTORS: b"".join(vectors),
+        }
 
     def _stored_snapshot_key(self, store: RecordStore, keys: VaultKeys) -> bytes | None:
         """The snapshot key as the log holds it now (None: there is none)."""
@@ -428,16 +439,19 @@ class Vault:
         or last saved; None when it had neither."""
         return None if self._snapshot_seq is None else self._seq - self._snapshot_seq
 
-    def save_snapshot(self, sections: Mapping[str, bytes] | None = None) -> bool:
+    def save_snapshot(
+        self, sections: Mapping[str, bytes] | None = None, *, renew: bool = False
+    ) -> bool:
         """Seal this view (and the layers' ``sections``) as the vault's snapshot (ADR 0210).
 
-        False when the snapshot already reflects this very position. The first save makes
-        the snapshot key (one internal record); the sealing and the file write run outside
-        the vault's lock.
+        False when the snapshot already reflects this very position, unless ``renew`` (a
+        layer found its own section in it of no use: another release's layout). The first
+        save makes the snapshot key (one internal record); the sealing and the file write
+        run outside the vault's lock.
         """
         with self._lock:
             self._trusted_parts()  # a view the audit log refused is never sealed as a cache
-            if self._snapshot_seq == self._seq:
+            if self._snapshot_seq == self._seq and not renew:
                 return False
             key = self._snapshot_key()
             rows = len(self._live) + len(self._internal) + len(self._gone)

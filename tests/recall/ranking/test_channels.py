@@ -251,3 +251,40 @@ def test_a_command_that_answers_and_exits_never_starts_the_build() -> None:
     )
     assert (done.returncode, done.stderr) == (0, ""), done.stderr[-800:]
     assert done.stdout.split() == ["exact", "(hnsw", "building)", "False"]
+
+
+def test_remembered_postings_follow_every_change(monkeypatch) -> None:
+    """Answers are remembered between changes, never across one, and never past the cap."""
+    monkeypatch.setattr(index_module, "POSTINGS_CACHE_SLOTS", 3)
+    k = KeywordIndex()
+    k.add_many([(1, "deploy on friday"), (2, "deploys again")])
+    assert (k.postings("deploy"), k.df("deploy")) == ([1, 2], 2)
+    k.add(3, "deployed twice")
+    assert (k.postings("deploy"), k.df("deploy")) == ([1, 2, 3], 3)
+    k.remove(1)
+    assert (k.postings("deploy"), k.df("deploy")) == ([2, 3], 2)
+    k.remove_many([2])
+    assert (k.postings("deploy"), k.df("deploy")) == ([3], 1)
+    k.add_many([(4, "friday deploy"), (5, "friday again"), (6, "friday")])
+    assert k.postings("friday") == [4, 5, 6] and k.postings("deploy") == [3, 4]
+    assert k.postings("friday") == [4, 5, 6]  # the cap let one of them go, answers hold
+
+
+def test_an_index_dropped_while_its_graph_builds_is_freed_and_the_build_ends() -> None:
+    """A server whose vault is locked drops its index: the build must not keep it (and its
+    decrypted vectors) alive, nor go on using a core for a graph no one will search."""
+    import gc
+    import threading
+    import weakref
+
+    vecs = _unit(np.random.default_rng(8), 8000)
+    index = VectorIndex(threshold=100)
+    index.add_many([(i, vecs[i : i + 1]) for i in range(8000)])
+    index.wait_ready(0)  # start the build now
+    build = next(t for t in threading.enumerate() if t.name == "affidavit-hnsw")
+    dropped = weakref.ref(index)
+    del index
+    gc.collect()
+    assert dropped() is None
+    build.join(60)
+    assert not build.is_alive()

@@ -22,6 +22,7 @@ import functools
 import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,11 @@ HNSW_MAX_PAUSE = 0.05
 #: for it (:meth:`VectorIndex.wait_ready`): a command that opens a large vault, answers and
 #: exits within them never imports usearch (:mod:`.background`; ADR 0233).
 HNSW_BUILD_DELAY = 2.0
+
+#: Postings the keyword index keeps between changes (slots summed over terms, ~36 bytes
+#: each: ~15 MB). A common word's postings cost ~4.6 ms of FTS5 iteration at 100k memories
+#: (20,000 holders), and questions repeat common words; rare words are cheap either way.
+POSTINGS_CACHE_SLOTS = 400_000
 
 #: Distinct words whose stem is remembered: a vault's vocabulary repeats, and stemming every
 #: word of 100k agent facts at unlock took 1.2 s of CPU uncached, 0.5 s cached.
@@ -116,7 +122,11 @@ def _quoted(term: str) -> str:
 
 class KeywordIndex:
     """An FTS5 table in RAM of :func:`stemmed` texts: add/remove by slot, per-term df and
-    postings (terms are stemmed the same way when asked)."""
+    postings (terms are stemmed the same way when asked).
+
+    Answers are remembered until the next change (any add or remove forgets them all): at
+    100,000 memories a search read the postings of its common words from FTS5 in ~20 ms of
+    CPU, the largest part of a search (benchmarks/team_vault.py, docs/performance.md)."""
 
     def __init__(self, image: bytes | None = None, count: int = 0) -> None:
         """An empty index, or (``image``, ``count``) one :meth:`image` wrote: the same rows,
@@ -131,6 +141,15 @@ class KeywordIndex:
             self._db.deserialize(image)
             self._db.execute("SELECT rowid FROM fts LIMIT 0")  # the table is there
         self._count = count
+        self._dfs: dict[str, int] = {}
+        self._postings: dict[str, tuple[int, ...]] = {}
+        self._cached_slots = 0
+
+    def _changed(self) -> None:
+        """Forget every remembered answer (the index is about to change)."""
+        self._dfs.clear()
+        self._postings.clear()
+        self._cached_slots = 0
 
     def image(self) -> bytes:
         """The whole index as SQLite's serialised database (what a sealed snapshot keeps).
@@ -145,11 +164,13 @@ class KeywordIndex:
 
     def add(self, slot: int, text: str) -> None:
         """Index one record's text under ``slot``."""
+        self._changed()
         self._db.execute("INSERT INTO fts(rowid, body) VALUES (?, ?)", (slot, stemmed(text)))
         self._count += 1
 
     def add_many(self, rows: list[tuple[int, str]]) -> None:
         """Index many records in one statement batch (unlock, import)."""
+        self._changed()
         self._db.executemany(
             "INSERT INTO fts(rowid, body) VALUES (?, ?)", [(slot, stemmed(t)) for slot, t in rows]
         )
@@ -157,11 +178,13 @@ class KeywordIndex:
 
     def remove(self, slot: int) -> None:
         """Drop a record (forgotten, superseded, expired)."""
+        self._changed()
         cur = self._db.execute("DELETE FROM fts WHERE rowid = ?", (slot,))
         self._count -= cur.rowcount
 
     def remove_many(self, slots: Iterable[int]) -> None:
         """Drop many records in one statement batch (what a restored image no longer holds)."""
+        self._changed()
         cur = self._db.executemany("DELETE FROM fts WHERE rowid = ?", [(slot,) for slot in slots])
         # rowcount sums the deleted rows; total_changes also counts FTS5's own bookkeeping
         # writes, which made a restored index's record count (and so every term's
@@ -170,15 +193,28 @@ class KeywordIndex:
 
     def df(self, term: str) -> int:
         """How many records contain ``term`` (after stemming)."""
-        row = self._db.execute(
-            "SELECT count(*) FROM fts WHERE fts MATCH ?", (_quoted(term),)
-        ).fetchone()
-        return int(row[0])
+        found = self._dfs.get(term)
+        if found is None:
+            row = self._db.execute(
+                "SELECT count(*) FROM fts WHERE fts MATCH ?", (_quoted(term),)
+            ).fetchone()
+            found = self._dfs[term] = int(row[0])
+        return found
 
     def postings(self, term: str) -> list[int]:
         """The slots of every record containing ``term``."""
-        rows = self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),))
-        return [r[0] for r in rows]
+        found = self._postings.get(term)
+        if found is None:
+            rows = self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (_quoted(term),))
+            found = tuple(r[0] for r in rows)
+            self._dfs[term] = len(found)
+            while self._postings and self._cached_slots + len(found) > POSTINGS_CACHE_SLOTS:
+                oldest = next(iter(self._postings))  # the first remembered goes first
+                self._cached_slots -= len(self._postings.pop(oldest))
+            if len(found) <= POSTINGS_CACHE_SLOTS:
+                self._postings[term] = found
+                self._cached_slots += len(found)
+        return list(found)
 
 
 class VectorIndex:
@@ -306,12 +342,19 @@ class VectorIndex:
                 keys = np.arange(start, self._size, dtype=np.uint64)
                 self._hnsw.add(keys, self._matrix[start : self._size], threads=1)
             elif self._builder is None and self._live > self._threshold:
-                self._builder = background.Job("affidavit-hnsw", self._build_hnsw, HNSW_BUILD_DELAY)
+                build = functools.partial(self._build_hnsw, weakref.ref(self))
+                self._builder = background.Job("affidavit-hnsw", build, HNSW_BUILD_DELAY)
                 self._builder.start()
 
-    def _build_hnsw(self, job: background.Job) -> None:
-        """Insert every live window into a new graph, a chunk at a time, then swap it in;
-        return early, leaving the exact matrix in charge, when ``job`` is stopping."""
+    @staticmethod
+    def _build_hnsw(ref: weakref.ref[VectorIndex], job: background.Job) -> None:
+        """Insert every live window into a new graph, a chunk at a time, then swap it in.
+
+        Returns early, leaving the exact matrix in charge, when ``job`` is stopping (the
+        process exits) or the index is gone: the build holds the index only through ``ref``
+        between steps, so an index its owner dropped (a server's vault locked, a benchmark's
+        store closed) is freed and stops costing a core.
+        """
         # usearch's SIMD library loaded before onnxruntime makes onnxruntime's own import
         # segfault (usearch 2.26 / onnxruntime 1.32, tests/vault/test_index.py); loading
         # onnxruntime first is harmless, so a process that later embeds stays alive.
@@ -320,28 +363,30 @@ class VectorIndex:
 
         from usearch.index import Index
 
-        np = self._np
-        index = Index(ndim=DIM, metric="ip", dtype="f16")
+        graph = Index(ndim=DIM, metric="ip", dtype="f16")
         done = 0
-        while True:
-            with self._lock:  # copy a chunk under the lock; the slow insert runs outside it
-                end = min(self._size, done + HNSW_BUILD_CHUNK)
-                rows = done + np.nonzero(self._owner[done:end] >= 0)[0]
-                vectors = self._matrix[rows].copy()
+        while (index := ref()) is not None and not job.stopping():
+            np = index._np
+            with index._lock:  # copy a chunk under the lock; the slow insert runs outside it
+                end = min(index._size, done + HNSW_BUILD_CHUNK)
+                rows = done + np.nonzero(index._owner[done:end] >= 0)[0]
+                vectors = index._matrix[rows].copy()
                 if done == end:  # caught up: swap in, applying removals seen meanwhile
-                    for row in self._removed_while_building:
-                        if index.contains(row):
-                            index.remove(row)
-                    self._removed_while_building.clear()
-                    self._hnsw = index
+                    for row in index._removed_while_building:
+                        if graph.contains(row):
+                            graph.remove(row)
+                    index._removed_while_building.clear()
+                    index._hnsw = graph
                     return
+            del index
             keys = rows.astype(np.uint64)
             for at in range(0, len(rows), HNSW_INSERT_STEP):
-                self._yield_to_searches()
-                if job.stopping():
+                if (index := ref()) is None or job.stopping():
                     return
+                index._yield_to_searches()
+                del index
                 step = slice(at, at + HNSW_INSERT_STEP)
-                index.add(keys[step], vectors[step], threads=1)
+                graph.add(keys[step], vectors[step], threads=1)
             done = end
 
     def remove(self, slot: int) -> None:

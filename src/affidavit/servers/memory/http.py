@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from affidavit.core.errors import LockedError
 from affidavit.servers.http import HttpOptions, serve
 from affidavit.servers.memory.handlers import MemoryTools
-from affidavit.servers.memory.server import sdk_server
+from affidavit.servers.memory.server import one_blas_thread, sdk_server
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -65,6 +65,7 @@ def serve_http(options: HttpOptions, vault_path: Path | None = None) -> None:
     """Serve the memory tools over HTTP until interrupted; callers come from their tokens."""
     from affidavit.recall import prefer_shared
 
+    one_blas_thread()
     prefer_shared()  # every caller's tools (and other servers of this user) share one model
     opened: list[MemoryTools] = []
     auth = VaultTokens(vault_path)

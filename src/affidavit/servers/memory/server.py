@@ -20,6 +20,7 @@ warm-up instead of racing it.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -103,10 +104,27 @@ class Calls:
             raise UnknownToolError(name) from None
 
 
+#: OpenBLAS's thread count, set before numpy loads (a user's own value is kept).
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> None:
+    """Load numpy (in the warm-up) with one OpenBLAS thread.
+
+    Why: at import OpenBLAS starts a thread per core that spins while it waits, and that
+    was a third of numpy's import (~70-95 ms of CPU, ~50 with one thread, issue 27) on the
+    path to a server's first search, on the 2 cores the warm-up already shares. Ranking
+    never calls BLAS (its products are ``einsum``: OpenBLAS's threads contended with
+    onnxruntime, :mod:`affidavit.recall.ranking.channels`), so nothing needs more.
+    """
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
+
+
 def serve(caller: str, vault_path: Path | None = None) -> None:
     """Serve the memory tools for ``caller`` over stdio until the client disconnects."""
     from affidavit.recall import prefer_shared
 
+    one_blas_thread()
     prefer_shared()  # several servers of one user: one model (AFFIDAVIT_EMBEDDER overrides)
     tools = MemoryTools(caller, vault_path)
     calls = Calls(tools)
