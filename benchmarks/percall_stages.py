@@ -52,6 +52,7 @@ from mcp_side_by_side import MemoryTool, compartment_tool, facts, queries
 HERE = Path(__file__).resolve().parent
 PROBE = HERE / "stage_probe" / "sitecustomize.py"
 CLIENT: list[tuple[str, float, float, float]] = []  # (label, start, end, thread CPU)
+ROUTED = "client: route the reply to its call, read it as a CallToolResult (pydantic)"
 SENT = "(the text reaches the model service: ms after the handler began)"
 IN_THE_SERVER = ("handler:", "recall:", "ranking:", "vault:", "IPC:")
 PROCESS_STAGES = ("server:", "handler:", "recall:", "ranking:", "vault:", "IPC:", "service:")
@@ -245,6 +246,7 @@ def stage_rows(calls: list[Call]) -> list[tuple[str, float, float]]:
         add("server: encode reply, write; pipe; client wakes, reads line", parse[0] - send[0])
         add("client: parse reply line (pydantic)", parse[1] - parse[0], parse[2])
         if check:
+            add(ROUTED, check[0] - parse[1])
             add("client: validate result against output schema", check[1] - check[0], check[2])
         last = check[1] if check else parse[1]
         add("client: hand the result to the caller", call.end - last)
@@ -261,6 +263,7 @@ def stage_rows(calls: list[Call]) -> list[tuple[str, float, float]]:
         "server: encode result text",
         "server: encode reply, write; pipe; client wakes, reads line",
         "client: parse reply line (pydantic)",
+        ROUTED,
         "client: validate result against output schema",
         "client: hand the result to the caller",
         "total, as the caller sees it",
