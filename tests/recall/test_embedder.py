@@ -48,13 +48,15 @@ def test_long_text_gets_overlapping_windows(model: emb.Embedder) -> None:
     assert len(model.windows("short text")) == 1
 
 
-def test_single_text_path_matches_the_padded_batch_path(model: emb.Embedder) -> None:
-    """A question skips the padding layout; its vector must be the batch path's, bit for bit.
+def test_a_question_gets_the_vector_its_text_gets_in_bulk(model: emb.Embedder) -> None:
+    """A question runs alone; the same text in a bulk group beside longer and shorter texts
+    must get the same vector, bit for bit (the quantized graph would let batch-mates move it
+    if windows shared a run: ADR 237).
 
     Stored vaults hold vectors from either path, so the two must never drift apart.
     """
     texts = ["where does the deploy script live?", "a longer memory " * 12, "kettle"]
-    batched = model.embed_windows(texts)  # padded to the longest text in the batch
+    batched = model.embed_windows(texts)  # one group of three windows
     for text, windows in zip(texts, batched, strict=True):
         assert np.array_equal(model.embed_query(text), windows[0])
 
@@ -114,9 +116,9 @@ def test_pinned_file_must_match(tmp_path: Path) -> None:
         verify(TOKENIZER_FILE, copy)
 
 
-def test_missing_model_package_is_a_clear_unsupported_error() -> None:
-    with pytest.raises(UnsupportedError, match="not installed"):
-        locate(PinnedFile("affidavit-no-such-model-package", "model.onnx", "0" * 64))
+def test_a_missing_model_file_is_a_clear_unsupported_error() -> None:
+    with pytest.raises(UnsupportedError, match=r"missing.*reinstall"):
+        locate(PinnedFile("model/no-such-model.onnx", "0" * 64))
 
 
 def test_availability_reports_without_loading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:

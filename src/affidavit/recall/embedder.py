@@ -1,4 +1,4 @@
-"""Local sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX) through onnxruntime + tokenizers.
+"""Local sentence embeddings: all-MiniLM-L6-v2 (dynamic int8 ONNX) via onnxruntime + tokenizers.
 
 Why this shape:
 
@@ -10,20 +10,17 @@ Why this shape:
   to :mod:`.model_service` (ADR 0112, ADR 0167).
 - onnxruntime runs on one intra-op thread and never spin-waits: this runs on 2-core laptops
   and CI boxes next to other agents. Spinning threads were the costly part under load
-  (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms). A search question
-  is ~11 tokens: a one-token-row MatMul is bound by reading the folded float weights, so a
-  second thread only adds wake-ups (quiet box: 6.9 vs 7.6 ms p50; one core busy elsewhere:
-  6.1 vs 6.8 ms). A single question or memory therefore runs on one thread. Bulk work
-  (imports, ``bench retrieval``) uses both cores differently: :data:`BULK_THREADS` threads
-  each run a whole batch through the same session at once (onnxruntime's ``run`` may be
-  called concurrently), so no second session (+88 MB RSS) and no per-operator wake-ups.
-- Bulk batches are cut by padded tokens, not by count (:data:`BATCH_TOKENS`): the cost per
-  token grows with a call's size once its activations leave the cache (one 256-token window
-  alone: 345 us a token; 16 of them in one call: 569 us), while tiny calls pay the
-  per-call overhead (one 20-token text: 464 us a token; 16 of them: 287 us). Windows are
-  sorted by length first, so padding stays small, and a window that occurs twice in a
-  batch of texts (a repeated text) is embedded once. A window's vector does not depend on
-  the batch it ran in (padding is masked; checked bit for bit in the tests).
+  (2 spinning threads: 51 ms p50 per query embedding, 1 thread 14 ms, float graph). A
+  search question (~11 tokens) costs ~1.7 ms of CPU, a 22-token memory ~3.1 ms (ADR 237),
+  too little to split across threads. Bulk work (imports, ``bench retrieval``) uses both
+  cores differently: :data:`BULK_THREADS` threads each run a group of windows through the
+  same session at once (onnxruntime's ``run`` may be called concurrently), so no second
+  session and no per-operator wake-ups.
+- Bulk groups are cut by tokens (:data:`BATCH_TOKENS`, :data:`BATCH_ROWS`): one group is one
+  call to the model (one round trip to the model service, one task for a bulk thread), long
+  windows first so the last to finish are short. The model runs each window on its own
+  (:class:`.onnx_model.OnnxModel`), so a window's vector does not depend on its group
+  (checked bit for bit in the tests), and a window that occurs twice is embedded once.
 - Long text is cut into overlapping token windows (:data:`WINDOW_TOKENS`, stride
   :data:`WINDOW_STRIDE`), each embedded on its own; recall scores a memory by its best
   window, so a fact at the end of a long record is as findable as one at its start.
@@ -75,8 +72,8 @@ WINDOW_STRIDE = 192
 #: A pathological record (a pasted log) still costs a bounded number of windows; 64 float16
 #: windows (48 KiB) stay inside the vault's 64 KiB sealed-vector limit.
 MAX_WINDOWS = 64
-#: Padded tokens per onnxruntime call in bulk work (rows x longest window): ~16 short
-#: memories, ~8 of 64 tokens, or one full 256-token window (module docstring).
+#: Tokens per group of windows in bulk work (rows x longest window): ~16 short memories,
+#: ~8 of 64 tokens, or one full 256-token window (module docstring).
 BATCH_TOKENS = 512
 #: Windows per bulk call at most, however short.
 BATCH_ROWS = 32
@@ -174,7 +171,7 @@ class Embedder:
 
     def embed_windows(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
         """For each text, a (windows x 384) matrix: every distinct window embedded once, in
-        length-sorted batches of :data:`BATCH_TOKENS`, :data:`BULK_THREADS` batches at once."""
+        length-sorted groups of :data:`BATCH_TOKENS`, :data:`BULK_THREADS` groups at once."""
         import numpy as np
 
         encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
@@ -211,9 +208,9 @@ class Embedder:
 
 
 def length_batches(lengths: list[int]) -> list[list[int]]:
-    """Indexes of windows grouped for one model call each: sorted by length, each batch at
-    most :data:`BATCH_ROWS` windows and :data:`BATCH_TOKENS` padded tokens (one window
-    however long), longest batches first so the last ones to finish are the short ones."""
+    """Indexes of windows grouped for one model call each: sorted by length, each group at
+    most :data:`BATCH_ROWS` windows and :data:`BATCH_TOKENS` tokens counted as rows x longest
+    (one window however long), longest groups first so the last to finish are short."""
     batches: list[list[int]] = []
     current: list[int] = []
     for i in sorted(range(len(lengths)), key=lambda k: lengths[k]):

