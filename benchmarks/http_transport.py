@@ -14,7 +14,8 @@ Rows:
   both see the same machine load): the difference is what HTTP costs. The same searches
   through the official SDK client (``mcp.Client``) are shown too;
 - C clients x K calls at once (threads, one connection each): wall time, calls/s, p50/p95,
-  and errors (any non-200, JSON-RPC error or ``isError`` result). The server runs with
+  the CPU the server and the model service spent per call (from /proc), and errors (any
+  non-200, JSON-RPC error or ``isError`` result). The server runs with
   ``--rate-limit 100000``: all clients share one caller, and the default limit (100
   requests/s sustained, bursts of 1,000 per caller) is meant to stop this much traffic from
   one caller.
@@ -109,6 +110,26 @@ async def _sdk_searches(url: str, token: str, queries: list[str]) -> list[float]
     return times
 
 
+def _cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) a process has used so far (0 when it is not there)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _model_service_pid(env: dict[str, str]) -> int | None:
+    """The pid of the model service the server uses (written in its lock file), if any."""
+    for lock in Path(env["AFFIDAVIT_RUNTIME_DIR"]).rglob("embed.lock"):
+        text = lock.read_text().strip()
+        if text.isdigit():
+            return int(text)
+    return None
+
+
 def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     args = ["serve", "--http", "127.0.0.1:0", "--rate-limit", "100000"]
     process = subprocess.Popen(
@@ -159,12 +180,18 @@ def main() -> None:
             results[index] = _timed_searches(url, token, _queries(args.calls, 100 + index))
 
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+        model = _model_service_pid(env)
+        cpu_before = _cpu_s(process.pid), _cpu_s(model)
         begun = time.perf_counter()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         wall = time.perf_counter() - begun
+        cpu_server, cpu_model = (
+            after - before
+            for after, before in zip((_cpu_s(process.pid), _cpu_s(model)), cpu_before, strict=True)
+        )
         all_times = [t for found, _ in results for t in found]
         all_errors = sum(failed for _, failed in results)
 
@@ -178,6 +205,14 @@ def main() -> None:
         ("  calls/s", f"{len(all_times) / wall:.0f}"),
         ("  p50 / p95", f"{_ms(all_times, 0.5):.1f} / {_ms(all_times, 0.95):.1f} ms"),
         ("  errors", all_errors),
+        (
+            "  CPU per call: server / model service",
+            f"{cpu_server / len(all_times) * 1e3:.1f} / {cpu_model / len(all_times) * 1e3:.1f} ms",
+        ),
+        (
+            "  clients / (calls/s) (Little's law)",
+            f"{args.clients / len(all_times) * wall * 1000:.1f} ms",
+        ),
         ("load average at the end", os.getloadavg()[0]),
     ]
     width = max(len(name) for name, _ in rows)

@@ -75,7 +75,7 @@ from affidavit.recall import onnx_model
 if hasattr(onnx_model, "map_large_buffers"):  # what the service does first (this tree on)
     onnx_model.map_large_buffers()
 model = onnx_model.local_model()
-step("session created (weights folded to float32)")
+step("session created")
 model([[101] + [2000 + i for i in range(9)] + [102]])
 step("first question run")
 for n in (11, 32, 64, 256):

@@ -11,6 +11,10 @@ the server and in the model service the server starts, so the product's code car
 tracing. The client's own stages (parsing the reply line, validating the result against
 the tool's output schema) are timed in this process the same way.
 
+``--beside VENV`` follows each timed call with the same call to Compartment's server (its
+vault in WORKDIR, its virtual environment VENV), as the side-by-side run alternates them:
+what a call costs when another server has just worked.
+
 Each ``--tree LABEL=SRC`` puts SRC (a checkout's ``src/``) first on the server's path;
 trees alternate round by round, each with a fresh server and a fresh model service (the
 service a server finds running is stopped first, so it is always the probed one). The
@@ -32,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,13 +45,14 @@ import mcp.client.session
 import mcp.client.stdio
 from mcp import StdioServerParameters
 
-from _mcp_host import affidavit_env, checked, client  # benchmarks/ is on sys.path
+from _mcp_host import affidavit_env, checked, client, run  # benchmarks/ is on sys.path
 from _procs import children, service_pid
-from mcp_side_by_side import facts, queries
+from mcp_side_by_side import MemoryTool, compartment_tool, facts, queries
 
 HERE = Path(__file__).resolve().parent
 PROBE = HERE / "stage_probe" / "sitecustomize.py"
 CLIENT: list[tuple[str, float, float, float]] = []  # (label, start, end, thread CPU)
+ROUTED = "client: route the reply to its call, read it as a CallToolResult (pydantic)"
 SENT = "(the text reaches the model service: ms after the handler began)"
 IN_THE_SERVER = ("handler:", "recall:", "ranking:", "vault:", "IPC:")
 PROCESS_STAGES = ("server:", "handler:", "recall:", "ranking:", "vault:", "IPC:", "service:")
@@ -128,8 +134,12 @@ def stop_service(runtime: Path) -> None:
         time.sleep(0.05)
 
 
-async def one_server(home: Path, src: str, searches: int, stores: int) -> Run:
-    """A probed server on ``src``: warm-up, then the timed searches and stores."""
+async def one_server(
+    home: Path, src: str, searches: int, stores: int, peer: MemoryTool | None = None
+) -> Run:
+    """A probed server on ``src``: warm-up, then the timed searches and stores; with a
+    ``peer``, each call is followed by the same call to the peer's server (untimed), as
+    ``mcp_side_by_side.py`` alternates them."""
     probe = Path(tempfile.mkdtemp(prefix="stage-probe-"))
     shutil.copy(PROBE, probe / "sitecustomize.py")
     env = affidavit_env(home)
@@ -140,13 +150,21 @@ async def one_server(home: Path, src: str, searches: int, stores: int) -> Run:
     )
     asked = queries(searches + 10, seed=7)
     stored = facts(stores, seed=time.time_ns())
-    run = Run()
+    timed = Run()
     before = children()
-    async with client(params) as session:
+    async with AsyncExitStack() as stack:
+        session = await stack.enter_async_context(client(params))
         server = max(children() - before)
+        other = None
+        if peer is not None:
+            run(peer.unlock, peer.unlock_env, peer.unlock_stdin)
+            other = await stack.enter_async_context(client(peer.server()))
+            await other.list_tools()
         await session.list_tools()
         for query in asked[:10]:
             checked(await session.call_tool("memory_search", {"query": query}), "warm-up")
+            if other is not None:
+                await other.call_tool("memory_search", {"query": query})
         service = service_pid(home / "private")
         CLIENT.clear()
         for tool, items in (
@@ -159,11 +177,13 @@ async def one_server(home: Path, src: str, searches: int, stores: int) -> Run:
             for arguments in items:
                 start = time.perf_counter()
                 checked(await session.call_tool(tool, arguments), tool)
-                run.calls.append(Call(tool, start, time.perf_counter()))
+                timed.calls.append(Call(tool, start, time.perf_counter()))
+                if other is not None:
+                    checked(await other.call_tool(tool, arguments), f"the peer's {tool}")
             now = {"client": own_cpu(), "server": cpu_seconds(server)}
             if service:
                 now["service"] = cpu_seconds(service)
-            run.cpu[tool] = {k: (now[k] - at[k]) * 1000 / len(items) for k in now}
+            timed.cpu[tool] = {k: (now[k] - at[k]) * 1000 / len(items) for k in now}
     time.sleep(0.3)  # the server flushed its last spans at exit
     stop_service(home / "private")  # its spans flush at exit (SIGTERM: atexit does not run)
     spans = [(label, s, e, c) for label, s, e, c in CLIENT]
@@ -171,10 +191,10 @@ async def one_server(home: Path, src: str, searches: int, stores: int) -> Run:
         for line in path.read_text().splitlines():
             _pid, label, s, e, c = json.loads(line)
             spans.append((label, s, e, c))
-    for call in run.calls:
+    for call in timed.calls:
         call.spans = [sp for sp in spans if call.start <= sp[1] <= call.end]
     shutil.rmtree(probe, ignore_errors=True)
-    return run
+    return timed
 
 
 def first(call: Call, label: str) -> tuple[float, float, float] | None:
@@ -213,7 +233,7 @@ def stage_rows(calls: list[Call]) -> list[tuple[str, float, float]]:
         if not (read and worker and send and parse):
             continue
         add("client: build request, write; server wakes, reads line", read[0] - call.start)
-        for label in labels:
+        for label in {name for name, *_ in call.spans}:  # the stages this call went through
             if label.startswith(PROCESS_STAGES) and label != "server: encode reply, write":
                 add(label, *total(call, label))
         add("server: parse -> worker thread starts", worker[0] - read[1])
@@ -226,6 +246,7 @@ def stage_rows(calls: list[Call]) -> list[tuple[str, float, float]]:
         add("server: encode reply, write; pipe; client wakes, reads line", parse[0] - send[0])
         add("client: parse reply line (pydantic)", parse[1] - parse[0], parse[2])
         if check:
+            add(ROUTED, check[0] - parse[1])
             add("client: validate result against output schema", check[1] - check[0], check[2])
         last = check[1] if check else parse[1]
         add("client: hand the result to the caller", call.end - last)
@@ -242,6 +263,7 @@ def stage_rows(calls: list[Call]) -> list[tuple[str, float, float]]:
         "server: encode result text",
         "server: encode reply, write; pipe; client wakes, reads line",
         "client: parse reply line (pydantic)",
+        ROUTED,
         "client: validate result against output schema",
         "client: hand the result to the caller",
         "total, as the caller sees it",
@@ -276,10 +298,11 @@ async def main_async(args: argparse.Namespace) -> None:
     trees = [tuple(t.split("=", 1)) for t in args.tree] or [("this tree", "")]
     home = args.workdir.resolve() / "affidavit"
     print(f"load average at start {os.getloadavg()}", flush=True)
+    peer = compartment_tool(args.workdir.resolve(), args.beside) if args.beside else None
     results: dict[str, list[Run]] = defaultdict(list)
     for _ in range(args.rounds):
         for label, src in trees:
-            results[label].append(await one_server(home, src, args.searches, args.stores))
+            results[label].append(await one_server(home, src, args.searches, args.stores, peer))
     for label, _ in trees:
         report(label, results[label])
     print(f"\nload average at end {os.getloadavg()}")
@@ -292,6 +315,13 @@ def main() -> None:
     parser.add_argument("--stores", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--tree", action="append", default=[], metavar="LABEL=SRC")
+    parser.add_argument(
+        "--beside",
+        type=Path,
+        metavar="VENV",
+        help="Compartment's virtual environment (benchmarks/out/peers/compartment): each "
+        "call is followed by the same call to Compartment's server on WORKDIR/compartment",
+    )
     asyncio.run(main_async(parser.parse_args()))
 
 

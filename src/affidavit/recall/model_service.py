@@ -112,9 +112,9 @@ class RemoteModel:
 
     :meth:`start` sends a request from the calling thread and returns at once: a search
     sends its question first and reads its keyword channel while the service runs the
-    model. (Handing the request to another thread instead cost ~1 ms a search: that thread
-    waited for the interpreter lock until the keyword channel was done, so nothing
-    overlapped; issue 27, docs/performance.md.)
+    model. (Handing the request to another thread instead delayed it by 0.1-1 ms with the
+    load: that thread waited for the interpreter lock while the keyword channel ran, so
+    the two did not overlap; issue 27, ADR 0231, docs/performance.md.)
     """
 
     def __init__(self, sock: socket.socket) -> None:

@@ -151,9 +151,10 @@ def map_large_buffers() -> None:
 
     Why: glibc raises its mapping threshold to the largest buffer freed so far, so after
     one long window (a 256-token memory: activations of several MB) such buffers come from
-    the heap and stay resident when freed. The model alone measured 152 -> 235 MiB after
-    windows of 11 to 256 tokens, 164 MiB with the threshold fixed here
-    (``benchmarks/memory_rss.py``); a question's buffers are smaller and unaffected.
+    the heap and stay resident when freed. The model alone measured 152.8 MiB after its
+    first question and 239.3 MiB after windows of 11 to 256 tokens, 162.7 MiB with the
+    threshold fixed here (``benchmarks/memory_rss.py``, ADR 0231); a question's buffers are
+    smaller and unaffected.
     A no-op where there is no glibc.
     """
     mallopt = _libc_function("mallopt")
