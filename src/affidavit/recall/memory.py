@@ -104,7 +104,7 @@ from affidavit.recall.installed_packs import (
     refuse_write,
 )
 from affidavit.recall.kinds import MemoryKind
-from affidavit.recall.onnx_model import MODEL_FILE, MODEL_ID, trim_heap
+from affidavit.recall.onnx_model import EARLIER_MODELS, MODEL_FILE, MODEL_ID, trim_heap
 from affidavit.recall.ranking import Filters, RecallIndex
 from affidavit.recall.receipt_logs import trusted_logs
 from affidavit.recall.views import (
@@ -220,17 +220,33 @@ class Memory:
             return self._index
 
     def _catch_up_model(self) -> bool:
-        """Re-embed every memory when the vault's vectors came from another model than the
-        one installed here (an upgrade changed it); whether it did. Vectors of two models
-        do not compare, so searching them with this model's questions would rank by noise;
-        this runs once, before the first index, with a progress line on stderr."""
+        """Re-embed every memory when the vault's vectors came from a model an earlier release
+        used (an upgrade changed it); whether it did. Vectors of two models do not compare,
+        so searching them with this model's questions would rank by noise; this runs once,
+        before the first index, with a progress line on stderr.
+
+        A model this release does not know is a newer one (a team vault shared with a
+        member who upgraded first): re-embedding back to ours would make the two releases
+        undo each other at every open, so it is left alone and said once.
+        """
         recorded = self.vault.get_setting(MODEL_SETTING)
         if self.embedder is None or recorded is None or recorded == model_identity():
+            return False
+        name = recorded.get("id", "?") if isinstance(recorded, dict) else "?"
+        sha = recorded.get("sha256") if isinstance(recorded, dict) else None
+        if sha not in EARLIER_MODELS:
+            logger.warning(
+                "this vault's vectors come from %s, a model this release does not know (a "
+                "newer affidavit?); upgrade affidavit, or run `affidavit memory reindex` to "
+                "embed every memory with %s",
+                name,
+                MODEL_ID,
+            )
             return False
         total = sum(1 for _ in self.vault.items(MEMORY))
         logger.warning(
             "the embedding model changed (%s -> %s): re-embedding %d memories, once",
-            recorded.get("id", "?") if isinstance(recorded, dict) else "?",
+            name,
             MODEL_ID,
             total,
         )

